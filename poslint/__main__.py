@@ -1,0 +1,3 @@
+from poslint.cli import main
+
+main()
