@@ -1,0 +1,208 @@
+"""The ``poslint`` command line.
+
+``poslint [OPTIONS] [PATHS]...`` is short for ``poslint check [OPTIONS] [PATHS]...``: any first
+argument that is not a subcommand name (or a top-level ``--help``/``-h``/``--version``) goes to
+``check``. To lint a directory whose name is a subcommand, write ``poslint check rule`` or
+``poslint ./rule``.
+"""
+
+from __future__ import annotations
+
+import errno
+import sys
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+import click
+
+from poslint import __version__
+from poslint.config import (Config, ConfigError, Selection, codes_list, find_config, format_label, load_config,
+                            resolve_codes)
+from poslint.diagnostics import Diagnostic
+from poslint.files import DEFAULT_EXCLUDES, discover
+from poslint.fixer import applicable
+from poslint.linter import FileResult, LintOptions, lint_file
+from poslint.output import FORMATTERS
+from poslint.rules import all_rules
+
+_TOP_LEVEL_OPTIONS = ("--help", "-h", "--version")
+
+
+class _DefaultToCheck(click.Group):
+    """A group that runs ``check`` when the first argument is not a subcommand, and that turns any
+    unexpected exception into ``poslint: internal error: ...`` with exit status 2."""
+
+    def parse_args(self, ctx: click.Context, args: List[str]) -> List[str]:
+        if not args or (args[0] not in self.commands and args[0] not in _TOP_LEVEL_OPTIONS):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise
+            _internal_error(ctx, exc)
+        except Exception as exc:  # noqa: BLE001 - never show a traceback
+            _internal_error(ctx, exc)
+
+
+def _internal_error(ctx: click.Context, exc: BaseException) -> None:
+    click.echo(f"poslint: internal error: {type(exc).__name__}: {exc}", err=True)
+    ctx.exit(2)
+
+
+@click.group(cls=_DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="poslint")
+def main() -> None:
+    """Find positional-encoding (RoPE, ALiBi) precision bugs in PyTorch code.
+
+    Run `poslint [OPTIONS] [PATHS]...` to lint (the same as `poslint check`); see
+    `poslint check --help` for the options.
+    """
+
+
+@main.command("check")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--fix", is_flag=True, help="Apply safe fixes (and unsafe ones with --unsafe-fixes) in place.")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None,
+              help="Also apply (with --fix or --diff) and count as fixable the fixes marked unsafe. "
+                   "Overrides the `unsafe-fixes` config key; off by default.")
+@click.option("--diff", is_flag=True,
+              help="Print the fixes as unified diffs instead of writing them; exit 1 if there are any.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even if findings remain (errors still exit 2).")
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Enable only these rules (codes, prefixes such as POS1, or ALL; comma-separated, "
+                   "repeatable). Replaces the config's selection.")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Enable these rules as well.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Disable these rules.")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), metavar="PATH",
+              help="Read [tool.poslint] from this TOML file instead of the nearest pyproject.toml.")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="Skip files and directories matching GLOB (repeatable). Replaces the default "
+                   "excludes and the config's `exclude`.")
+@click.option("--extend-exclude", multiple=True, metavar="GLOB",
+              help="Skip files and directories matching GLOB, on top of the other excludes (repeatable).")
+@click.option("--force-exclude", is_flag=True,
+              help="Apply the excludes to paths given on the command line too (for pre-commit).")
+@click.option("--ignore-noqa", is_flag=True, help="Report findings even on lines with `# noqa` comments.")
+@click.option("--output-format", type=click.Choice(sorted(FORMATTERS)), default="concise", show_default=True,
+              help="How findings are printed.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings and errors only: no summary and no notes.")
+def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], diff: bool, exit_zero: bool,
+          select: Tuple[str, ...], extend_select: Tuple[str, ...], ignore: Tuple[str, ...],
+          config_path: Optional[str], exclude: Tuple[str, ...], extend_exclude: Tuple[str, ...],
+          force_exclude: bool, ignore_noqa: bool, output_format: str, quiet: bool) -> None:
+    """Lint PATHS (files and directories, recursively; default: the current directory)."""
+    ctx = click.get_current_context()
+    paths = paths or (".",)
+    try:
+        config = load_config(Path(config_path)) if config_path else _found_config(paths)
+        cli_selection = Selection(codes_list(list(select)) or None, codes_list(list(extend_select)),
+                                  codes_list(list(ignore)))
+        layers = [(cli_selection, "--{}")]
+        if config.path is not None:
+            layers.insert(0, (config.selection, format_label(f"{config.path}: [tool.poslint]")))
+        codes = resolve_codes(layers)
+    except ConfigError as exc:
+        click.echo(f"poslint: error: {exc}", err=True)
+        ctx.exit(2)
+
+    excludes = list(exclude) if exclude else list(config.exclude if config.exclude is not None else DEFAULT_EXCLUDES)
+    excludes += list(config.extend_exclude) + list(extend_exclude)
+    unsafe = unsafe_fixes if unsafe_fixes is not None else bool(config.unsafe_fixes)
+    options = LintOptions(codes=frozenset(codes), config=config, ignore_noqa=ignore_noqa,
+                          fix=fix or diff, write=fix and not diff, unsafe_fixes=unsafe)
+
+    found = discover(paths, excludes, config.root, force_exclude)
+    failed = bool(found.errors)
+    for message in found.errors:
+        click.echo(f"poslint: error: {message}", err=True)
+    if not quiet:
+        for message in found.notes:
+            click.echo(f"poslint: note: {message}", err=True)
+
+    results: List[FileResult] = []
+    for path in found.files:
+        result = lint_file(path, options)
+        results.append(result)
+        for message in result.errors:
+            click.echo(f"poslint: error: {message}", err=True)
+        failed = failed or bool(result.errors)
+
+    internal = [m for r in results for m in r.internal_errors]
+    for message in internal:
+        click.echo(f"poslint: internal error: {message}", err=True)
+    failed = failed or bool(internal)
+
+    remaining = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key)
+    fixed = sum(r.fixed for r in results)
+    if diff:
+        click.echo("".join(r.diff for r in results), nl=False)
+    else:
+        click.echo(FORMATTERS[output_format](remaining, lambda d: applicable(d.fix, unsafe)), nl=False)
+    if not quiet:
+        for line in _summary(remaining, fixed, diff, fix, unsafe, failed):
+            click.echo(line, err=True)
+
+    if failed:
+        ctx.exit(2)
+    if exit_zero:
+        ctx.exit(0)
+    if diff:
+        ctx.exit(1 if any(r.diff for r in results) else 0)
+    ctx.exit(1 if remaining else 0)
+
+
+def _found_config(paths: Sequence[str]) -> Config:
+    path = find_config(paths)
+    return load_config(path) if path is not None else Config()
+
+
+def _problems(n: int) -> str:
+    return f"{n} problem" if n == 1 else f"{n} problems"
+
+
+def _summary(remaining: Sequence[Diagnostic], fixed: int, diff: bool, fix: bool, unsafe: bool,
+             failed: bool) -> List[str]:
+    hidden = sum(1 for d in remaining if d.fix is not None and not applicable(d.fix, unsafe))
+    if diff:
+        more = f" ({hidden} more with --unsafe-fixes)" if hidden else ""
+        return [f"Would fix {_problems(fixed)}{more}."]
+    lines = []
+    if fix and fixed:
+        lines.append(f"Fixed {_problems(fixed)}.")
+    if remaining:
+        fixable = sum(1 for d in remaining if applicable(d.fix, unsafe))
+        lines.append(f"Found {_problems(len(remaining))} ({fixable} fixable with --fix, {hidden} with --unsafe-fixes).")
+    elif not lines and not failed:
+        lines.append("All checks passed!")
+    return lines
+
+
+@main.command("rule")
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List every rule: code, name and fix availability.")
+def rule(code: Optional[str], show_all: bool) -> None:
+    """Explain the rule CODE, or list all rules with --all."""
+    ctx = click.get_current_context()
+    rules = all_rules()
+    if show_all == (code is not None):
+        raise click.UsageError("give either a rule CODE or --all", ctx)
+    if show_all:
+        width = max(len(r.name) for r in rules.values())
+        for rule_code, rule_cls in rules.items():
+            click.echo(f"{rule_code}  {rule_cls.name:<{width}}  fix: {rule_cls.fix_availability}")
+        return
+    if code not in rules:
+        click.echo(f"poslint: error: unknown rule code {code!r} (see `poslint rule --all`)", err=True)
+        ctx.exit(2)
+    click.echo(rules[code].documentation(), nl=False)
+
+
+# --- Subcommands defined in other modules are registered below this line. ---
+# Add each as `from poslint.<module> import <command>` then `main.add_command(<command>)`;
+# the group routes its name to it (see _DefaultToCheck.parse_args).

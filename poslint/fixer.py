@@ -1,0 +1,180 @@
+"""Apply fixes to a source text until nothing changes, then prove the result is still Python.
+
+One pass takes the findings in order and applies every fix whose edits do not overlap an edit
+already chosen in that pass; the text is then checked again and the next pass applies what was
+skipped or newly found, up to :data:`MAX_PASSES`. The imports fixes rely on are added with
+libcst's ``AddImportsVisitor`` after each pass. The final text must parse with :mod:`ast` and
+round-trip through libcst; otherwise the fixes are discarded and the reason is reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+import re
+import stat
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional, Sequence, Set, Tuple
+
+import libcst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+
+from poslint.diagnostics import Diagnostic, Edit, Fix
+
+MAX_PASSES = 10
+
+# Given a text, return the findings that are reported for it (noqa already applied) and the
+# internal errors met while checking it.
+CheckFn = Callable[[str], Tuple[List[Diagnostic], List[str]]]
+
+
+def applicable(fix: Optional[Fix], unsafe_fixes: bool) -> bool:
+    """Whether ``--fix`` applies this fix with the given ``--unsafe-fixes`` setting."""
+    return fix is not None and (fix.safety == "safe" or unsafe_fixes)
+
+
+@dataclass
+class FixOutcome:
+    text: str  # the fixed text, or the original text when the fixes were discarded
+    fixed: int  # fixes applied (0 when discarded)
+    diagnostics: List[Diagnostic]  # findings left in ``text``
+    internal_errors: List[str] = field(default_factory=list)
+    error: Optional[str] = None  # why the fixes were discarded
+
+
+def fix_text(text: str, check: CheckFn, unsafe_fixes: bool,
+             first: Optional[Tuple[List[Diagnostic], List[str]]] = None) -> FixOutcome:
+    """Fix ``text``; ``first`` is the result of ``check(text)`` when the caller already has it."""
+    original = text
+    diagnostics, errors = first if first is not None else check(text)
+    internal: List[str] = list(errors)
+    fixed = 0
+    for _ in range(MAX_PASSES):
+        chosen = [d.fix for d in diagnostics if applicable(d.fix, unsafe_fixes)]
+        if not chosen:
+            break
+        new_text, count, imports = _apply_pass(text, chosen)
+        if imports:
+            try:
+                new_text = add_imports(new_text, imports)
+            except Exception as exc:  # noqa: BLE001 - a broken fix must not crash the run
+                return FixOutcome(original, 0, *_recheck(original, check, first, internal),
+                                  error=f"cannot add imports {sorted(imports)}: {_reason(exc)}")
+        if new_text == text:
+            break
+        text = new_text
+        fixed += count
+        diagnostics, errors = check(text)
+        internal.extend(e for e in errors if e not in internal)
+    else:
+        if any(applicable(d.fix, unsafe_fixes) for d in diagnostics):
+            return FixOutcome(original, 0, *_recheck(original, check, first, internal),
+                              error=f"fixes did not settle after {MAX_PASSES} passes")
+    if text != original:
+        problem = verify(text)
+        if problem is not None:
+            return FixOutcome(original, 0, *_recheck(original, check, first, internal),
+                              error=f"the fixed text {problem}")
+    return FixOutcome(text, fixed, diagnostics, internal)
+
+
+def _recheck(original: str, check: CheckFn, first, internal: List[str]):
+    diagnostics, errors = first if first is not None else check(original)
+    return diagnostics, internal + [e for e in errors if e not in internal]
+
+
+def _apply_pass(text: str, fixes: Sequence[Fix]) -> Tuple[str, int, Set[str]]:
+    taken: List[Edit] = []
+    imports: Set[str] = set()
+    count = 0
+    for fix in fixes:
+        if any(_overlaps(edit, other) for edit in fix.edits for other in taken):
+            continue
+        taken.extend(fix.edits)
+        imports.update(fix.imports)
+        count += 1
+    for edit in sorted(taken, key=lambda e: (e.start, e.end), reverse=True):
+        text = text[: edit.start] + edit.replacement + text[edit.end:]
+    return text, count, imports
+
+
+def _overlaps(a: Edit, b: Edit) -> bool:
+    # Two insertions at one offset conflict too: their order would be arbitrary.
+    return (a.start < b.end and b.start < a.end) or a.start == b.start
+
+
+def add_imports(text: str, imports: Set[str]) -> str:
+    """Add each import statement (``"import torch"``, ``"from torch import nn"``) unless present."""
+    context = CodemodContext()
+    for statement in sorted(imports):
+        node = ast.parse(statement).body
+        if len(node) != 1 or not isinstance(node[0], (ast.Import, ast.ImportFrom)):
+            raise ValueError(f"not a single import statement: {statement!r}")
+        imp = node[0]
+        if isinstance(imp, ast.Import):
+            for alias in imp.names:
+                AddImportsVisitor.add_needed_import(context, alias.name, asname=alias.asname)
+        else:
+            module = imp.module or ""
+            for alias in imp.names:
+                AddImportsVisitor.add_needed_import(context, module, alias.name, alias.asname, imp.level)
+    module = libcst.parse_module(text)
+    return AddImportsVisitor(context).transform_module(module).code
+
+
+def verify(text: str) -> Optional[str]:
+    """None if ``text`` parses with ast and round-trips through libcst; otherwise what is wrong."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return f"does not parse: {_reason(exc)}"
+    try:
+        if libcst.parse_module(text).code != text:
+            return "does not round-trip through libcst"
+    except Exception as exc:  # noqa: BLE001 - libcst raises its own ParserSyntaxError and others
+        return f"does not parse with libcst: {_reason(exc)}"
+    return None
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError):
+        return f"{exc.msg} (line {exc.lineno})"
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    """A unified diff that marks a last line without a newline the way ``diff`` does."""
+    lines = []
+    for line in difflib.unified_diff(_lines(before), _lines(after), fromfile=f"a/{path}", tofile=f"b/{path}"):
+        lines.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+    return "".join(lines)
+
+
+def _lines(text: str) -> List[str]:
+    """Split after each newline (``\\n``, ``\\r\\n`` or a lone ``\\r``), keeping it."""
+    return [part for part in re.split(r"(?<=\n)|(?<=\r)(?!\n)", text) if part]
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Replace the file's contents atomically, keeping its mode bits; a symlink's target is written."""
+    target = os.path.realpath(path)
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    directory, name = os.path.split(target)
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".poslint-tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
