@@ -1,0 +1,151 @@
+"""TorchFunctionModes used by the verifier: float64 lifting, CUDA-autocast emulation, angle capture."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Dict, List, Tuple
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_map
+
+# Ops that CUDA autocast runs in the low dtype (PRECISION.md section 4). CPU autocast lowers the
+# same ones except einsum, addmv, addr, mv, chain_matmul and linalg_multi_dot.
+CUDA_LOWERED_OPS = frozenset(
+    {
+        "einsum",
+        "matmul",
+        "__matmul__",
+        "__rmatmul__",
+        "mm",
+        "bmm",
+        "baddbmm",
+        "addbmm",
+        "addmm",
+        "addmv",
+        "addr",
+        "mv",
+        "linear",
+        "chain_matmul",
+        "multi_dot",
+        "linalg_multi_dot",
+    }
+)
+
+_ANGLE_OPS = frozenset({"cos", "sin"})
+
+_LIFT = {
+    torch.bfloat16: torch.float64,
+    torch.float16: torch.float64,
+    torch.float32: torch.float64,
+    torch.complex32: torch.complex128,
+    torch.complex64: torch.complex128,
+}
+
+_LOW_TYPE_NAMES = ("BFloat16Tensor", "HalfTensor", "FloatTensor")
+
+
+def lift_dtype(dtype: Any) -> Any:
+    """float32/bf16/fp16 become float64 and complex32/complex64 complex128; anything else is kept."""
+    return _LIFT.get(dtype, dtype) if isinstance(dtype, torch.dtype) else dtype
+
+
+def cpu_autocast_state() -> Tuple[bool, torch.dtype]:
+    """Whether CPU autocast is enabled right now, and its dtype (works on torch 2.1 and later)."""
+    try:
+        return torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")
+    except (TypeError, AttributeError):  # torch < 2.4 has only the CPU-specific functions
+        return torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype()
+
+
+def _name(func: Callable) -> str:
+    return getattr(func, "__name__", "")
+
+
+class RunMode(TorchFunctionMode):
+    """One mode for one run of a module.
+
+    lift: rewrite 16/32-bit float (and complex64) dtype requests to float64, so that code which
+        hard-codes `.half()`, `.bfloat16()`, `.float()`, `.to(torch.bfloat16)`, `.type(...)` or
+        `dtype=torch.float16` computes its intended math in float64 (the reference run).
+    emulate_cuda: while CPU autocast is enabled, run the ops of CUDA's lowered list on inputs cast to
+        the autocast dtype, as CUDA autocast would (float64 inputs are left alone, as on CUDA).
+    capture: keep a float64 copy of every angle given to cos/sin (function or method) or to
+        torch.polar, in call order.
+    """
+
+    def __init__(self, *, lift: bool = False, emulate_cuda: bool = False, capture: bool = True):
+        super().__init__()
+        self.lift = lift
+        self.emulate_cuda = emulate_cuda
+        self.capture = capture
+        self.angles: List[torch.Tensor] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        name = _name(func)
+        if self.lift:
+            func, args, kwargs = self._lifted(func, name, args, kwargs)
+        if self.emulate_cuda and name in CUDA_LOWERED_OPS:
+            enabled, low = cpu_autocast_state()
+            if enabled:
+                args, kwargs = tree_map(lambda a: _cast_eligible(a, low), (args, kwargs))
+        if self.capture:
+            self._capture(name, args, kwargs)
+        return func(*args, **kwargs)
+
+    def _lifted(self, func, name: str, args: tuple, kwargs: Dict[str, Any]):
+        if "dtype" in kwargs:
+            kwargs["dtype"] = lift_dtype(kwargs["dtype"])
+        if func in (torch.Tensor.half, torch.Tensor.bfloat16, torch.Tensor.float):
+            return torch.Tensor.double, args, kwargs
+        if func is torch.Tensor.to:
+            args = tuple(lift_dtype(a) for a in args)
+        elif func is torch.Tensor.type and len(args) > 1:
+            wanted = args[1]
+            if isinstance(wanted, str) and wanted.endswith(_LOW_TYPE_NAMES):
+                wanted = torch.float64
+            args = (args[0], lift_dtype(wanted)) + tuple(args[2:])
+        return func, args, kwargs
+
+    def _capture(self, name: str, args: tuple, kwargs: Dict[str, Any]) -> None:
+        if name in _ANGLE_OPS:
+            angle = args[0] if args else kwargs.get("input")
+        elif name == "polar":
+            angle = args[1] if len(args) > 1 else kwargs.get("angle")
+        else:
+            return
+        if isinstance(angle, torch.Tensor) and angle.is_floating_point():
+            self.angles.append(angle.detach().to(torch.float64, copy=True))
+
+
+def _cast_eligible(value: Any, low: torch.dtype) -> Any:
+    if isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != torch.float64:
+        return value.to(low)
+    return value
+
+
+def wrapped_angle_error(angle: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
+    """|angle - reference| reduced to [0, pi]; non-finite angles count as the worst error, pi."""
+    diff = torch.remainder(angle - reference + math.pi, 2 * math.pi) - math.pi
+    err = diff.abs()
+    return torch.where(torch.isfinite(err), err, torch.full_like(err, math.pi))
+
+
+def pair_by_order_and_shape(
+    got: List[torch.Tensor], ref: List[torch.Tensor]
+) -> List[Tuple[torch.Tensor, torch.Tensor]]:
+    """Pair the k-th capture of each shape with the reference's k-th capture of that shape."""
+    by_shape: Dict[Tuple[int, ...], List[torch.Tensor]] = {}
+    for r in ref:
+        by_shape.setdefault(tuple(r.shape), []).append(r)
+    used: Dict[Tuple[int, ...], int] = {}
+    pairs = []
+    for g in got:
+        shape = tuple(g.shape)
+        k = used.get(shape, 0)
+        candidates = by_shape.get(shape, [])
+        if k < len(candidates):
+            pairs.append((g, candidates[k]))
+            used[shape] = k + 1
+    return pairs
