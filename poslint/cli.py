@@ -206,3 +206,5 @@ def rule(code: Optional[str], show_all: bool) -> None:
 # --- Subcommands defined in other modules are registered below this line. ---
 # Add each as `from poslint.<module> import <command>` then `main.add_command(<command>)`;
 # the group routes its name to it (see _DefaultToCheck.parse_args).
+from poslint.verify_cli import verify  # noqa: E402
+main.add_command(verify)

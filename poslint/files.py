@@ -108,7 +108,7 @@ def discover(paths: Sequence[str], excludes: Iterable[str], root: Path, force_ex
             for top, dirnames, filenames in os.walk(path):
                 dirnames[:] = sorted(d for d in dirnames if not excluded(os.path.join(top, d)))
                 for name in sorted(filenames):
-                    child = os.path.join(top, name)
+                    child = os.path.normpath(os.path.join(top, name))
                     if name.endswith(".py") and not excluded(child):
                         add(child)
             continue
