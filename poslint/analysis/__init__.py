@@ -1,0 +1,23 @@
+"""The dtype-flow analysis that every rule uses: one pass per file, facts out."""
+
+from __future__ import annotations
+
+import ast
+
+from poslint.analysis.facts import (CUDA_AUTOCAST_LOWERED, Cast, Creation, ModuleFacts, Product,
+                                    Site, Store, node_key)
+from poslint.analysis.interpreter import Interpreter
+from poslint.analysis.lattice import LOW_PRECISIONS, Origin, Prec, Role, Sort, Value
+from poslint.analysis.names import ImportResolver
+from poslint.source import LineIndex
+
+__all__ = [
+    "CUDA_AUTOCAST_LOWERED", "Cast", "Creation", "LOW_PRECISIONS", "ModuleFacts", "Origin", "Prec",
+    "Product", "Role", "Site", "Sort", "Store", "Value", "analyze", "node_key",
+]
+
+
+def analyze(tree: ast.Module, text: str, index: LineIndex) -> ModuleFacts:
+    facts = ModuleFacts(tree=tree, text=text, index=index, names=ImportResolver(tree))
+    Interpreter(facts).run()
+    return facts

@@ -1,0 +1,113 @@
+"""What the interpreter observed, as records that rules query. Rules never walk the tree
+for these patterns themselves."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+
+from poslint.analysis.lattice import Value
+
+if TYPE_CHECKING:
+    from poslint.analysis.names import ImportResolver
+    from poslint.source import LineIndex
+
+NodeKey = Tuple[int, int, int, int]
+
+# Ops that CUDA autocast runs in 16 bits even for float32 inputs (PRECISION.md section 4).
+CUDA_AUTOCAST_LOWERED = frozenset({
+    "matmul", "@", "mm", "bmm", "baddbmm", "addbmm", "addmm", "addmv", "addr", "mv",
+    "einsum", "linear", "chain_matmul", "multi_dot",
+})
+
+
+def node_key(node: ast.AST) -> NodeKey:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
+            getattr(node, "end_lineno", 0), getattr(node, "end_col_offset", 0))
+
+
+@dataclass(frozen=True)
+class Site:
+    """The code context an observation was made in."""
+
+    function: Optional[str]  # "Class.method", "func" or None for module level
+    runtime: bool  # reachable after construction (forward path, cache rebuilds)
+    autocast_off: bool  # inside autocast(enabled=False) or an equivalent
+
+
+@dataclass(frozen=True)
+class Product:
+    """``positions x frequencies`` (RoPE angles) or ``slopes x positions`` (an ALiBi bias)."""
+
+    node: ast.AST
+    op: str  # "outer", "einsum", "matmul", "@", "*", ...
+    kind: str  # "rope" or "alibi"
+    positions: Value
+    positions_node: ast.AST
+    factor: Value  # the frequencies or the slopes
+    factor_node: ast.AST
+    site: Site
+
+    @property
+    def lowered_by_cuda_autocast(self) -> bool:
+        return self.op in CUDA_AUTOCAST_LOWERED
+
+
+@dataclass(frozen=True)
+class Cast:
+    """An explicit dtype change (``.to``, ``.half()``, ``.type_as``...) of a value with a role."""
+
+    node: ast.AST
+    receiver_node: ast.AST
+    before: Value
+    after: Value
+    site: Site
+
+
+@dataclass(frozen=True)
+class Store:
+    """A tensor kept on a module: ``register_buffer``, ``nn.Parameter`` or a plain attribute."""
+
+    node: ast.AST
+    cls: str
+    attr: str
+    storage: str  # "buffer", "parameter" or "plain"
+    value: Value
+    value_node: Optional[ast.AST]
+    site: Site
+
+
+@dataclass(frozen=True)
+class Creation:
+    """A frequencies or slopes tensor computed (the geometric sequence itself)."""
+
+    node: ast.AST
+    value: Value
+    site: Site
+
+
+@dataclass
+class ModuleFacts:
+    tree: ast.Module
+    text: str
+    index: "LineIndex"
+    names: "ImportResolver"
+    products: List[Product] = field(default_factory=list)
+    casts: List[Cast] = field(default_factory=list)
+    stores: List[Store] = field(default_factory=list)
+    creations: List[Creation] = field(default_factory=list)
+    # Product sites whose result reached cos/sin/polar: certainly rotary.
+    rotary_products: Set[NodeKey] = field(default_factory=set)
+    # Buffers and parameters per class: attr -> storage.
+    module_tensors: Dict[str, Dict[str, str]] = field(default_factory=dict)
+
+    def source(self, node: ast.AST) -> str:
+        start, end = self.span(node)
+        return self.text[start:end]
+
+    def span(self, node: ast.AST) -> Tuple[int, int]:
+        """Character offsets of ``node`` in :attr:`text`, for building fixes."""
+        start = self.index.utf8_col_to_offset(node.lineno, node.col_offset)
+        end = self.index.utf8_col_to_offset(node.end_lineno, node.end_col_offset)
+        return start, end

@@ -1,0 +1,1353 @@
+"""An abstract interpreter that follows dtypes and roles through a module.
+
+It runs every function and method over :class:`~poslint.analysis.lattice.Value` instead of
+tensors: assignments, tuple unpacking, branches (merged), loops (run once, merged),
+``self.<attr>`` across methods, buffers and parameters, calls to functions and methods of the
+same module (with the caller's argument values, memoised), closures and module constants.
+What it sees is recorded in :class:`~poslint.analysis.facts.ModuleFacts` for the rules.
+
+It never imports or executes the code it reads.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from poslint.analysis.facts import (Cast, Creation, ModuleFacts, Product, Site, Store,
+                                    node_key)
+from poslint.analysis.lattice import (UNKNOWN, UNKNOWN_TENSOR, Origin, Prec, Role, Sort, Value,
+                                      dtype_value, merge, tensor)
+
+MAX_CALL_DEPTH = 6
+
+DTYPES = {
+    "torch.bfloat16": Prec.LOW, "torch.float16": Prec.LOW,
+    "torch.float32": Prec.F32, "torch.float64": Prec.F64,
+    "torch.int64": Prec.INT, "torch.int32": Prec.INT, "torch.int16": Prec.INT,
+    "torch.int8": Prec.INT, "torch.uint8": Prec.INT, "torch.bool": Prec.INT,
+}
+COMPLEX_DTYPES = {"torch.complex64": Prec.F32, "torch.complex128": Prec.F64, "torch.complex32": Prec.LOW}
+# Tensor-type names accepted by .type() and set_default_tensor_type().
+TENSOR_TYPES = {"HalfTensor": Prec.LOW, "BFloat16Tensor": Prec.LOW, "FloatTensor": Prec.F32,
+                "DoubleTensor": Prec.F64, "LongTensor": Prec.INT, "IntTensor": Prec.INT}
+
+CAST_METHODS = {"float": Prec.F32, "double": Prec.F64, "half": Prec.LOW, "bfloat16": Prec.LOW,
+                "long": Prec.INT, "int": Prec.INT, "short": Prec.INT, "bool": Prec.INT,
+                "byte": Prec.INT, "char": Prec.INT}
+# Shape, device and layout operations: same dtype, same role.
+PRESERVING = frozenset({
+    "unsqueeze", "squeeze", "view", "reshape", "expand", "expand_as", "repeat", "transpose",
+    "permute", "contiguous", "flatten", "unflatten", "clone", "detach", "t", "cuda", "cpu",
+    "requires_grad_", "narrow", "flip", "roll", "repeat_interleave", "broadcast_to", "tile",
+    "movedim", "swapaxes", "index_select", "gather", "masked_fill", "masked_fill_", "tril",
+    "triu", "diagonal", "pin_memory", "share_memory_", "neg", "negative", "abs", "mul", "mul_",
+    "add", "add_", "sub", "sub_", "div", "div_", "cumsum", "cumsum_", "rearrange", "repeat_kv",
+    "pad", "to_dense", "coalesce", "type_as_", "select", "take_along_dim", "where", "fill_diagonal_",
+    "triu_", "tril_", "view_as", "reshape_as", "squeeze_", "unsqueeze_", "sum", "__getitem__",
+})
+# Operations after which a value is no longer a position grid (a ramp, a mask, a count).
+ROLE_KILLING = frozenset({
+    "clamp", "clip", "clamp_", "sigmoid", "tanh", "softmax", "log_softmax", "max", "min", "amax",
+    "amin", "argmax", "argmin", "mean", "prod", "numel", "size", "eq", "ne", "lt", "le", "gt",
+    "ge", "log", "log2", "log10", "sqrt", "rsqrt", "floor", "ceil", "round", "sign", "item",
+    "tolist", "norm", "any", "all", "nonzero", "logical_not", "relu", "gelu", "silu",
+})
+ELEMENTWISE_FLOAT = frozenset({"exp", "pow", "reciprocal", "float_power", "exp2"})
+TRIG = frozenset({"cos", "sin"})
+MATRIX_PRODUCTS = frozenset({"outer", "einsum", "matmul", "mm", "bmm", "baddbmm", "addbmm",
+                             "addmm", "chain_matmul", "multi_dot", "mv", "linear"})
+CREATION_DEFAULT = frozenset({"ones", "zeros", "empty", "full", "rand", "randn", "linspace",
+                              "logspace", "eye"})
+LIKE = frozenset({"ones_like", "zeros_like", "empty_like", "full_like", "rand_like", "randn_like"})
+CONCAT = frozenset({"cat", "stack", "hstack", "vstack", "dstack", "column_stack"})
+CONSTRUCTION_ROOTS = frozenset({"__init__", "__post_init__", "reset_parameters", "_init_weights",
+                                "__new__", "__setstate__"})
+POSITION_NAMES = ("position_ids", "positions", "pos_ids", "position", "pos", "seq_ids",
+                  "position_idx", "pos_idx")
+FREQ_NAME_HINTS = ("inv_freq",)
+
+
+def _name_roles(name: str) -> frozenset:
+    low = name.lower().lstrip("_")
+    if low in POSITION_NAMES:
+        return frozenset({Role.POSITIONS})
+    if any(h in low for h in FREQ_NAME_HINTS):
+        return frozenset({Role.FREQS})
+    return frozenset()
+
+
+# --------------------------------------------------------------------------------------------
+# Module structure
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: ast.AST  # FunctionDef | AsyncFunctionDef | Lambda
+    qual: str
+    cls: Optional["ClassInfo"] = None
+    closure: Optional[Dict[str, Value]] = None
+    callers: Set[str] = field(default_factory=set)
+    runtime: bool = True
+    autocast_off: bool = False
+
+    @property
+    def name(self) -> str:
+        return getattr(self.node, "name", "<lambda>")
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: ast.ClassDef
+    name: str
+    base_names: List[str]
+    methods: Dict[str, FunctionInfo] = field(default_factory=dict)
+    bases: List["ClassInfo"] = field(default_factory=list)
+    # attr -> (storage, merged value); rebuilt each round.
+    attrs: Dict[str, Tuple[str, Value]] = field(default_factory=dict)
+    # attr -> class name, for ``self.rotary = Rotary(...)``
+    instance_attrs: Dict[str, str] = field(default_factory=dict)
+
+    def lookup_method(self, name: str) -> Optional[FunctionInfo]:
+        for cls in self.mro():
+            if name in cls.methods:
+                return cls.methods[name]
+        return None
+
+    def lookup_attr(self, name: str) -> Optional[Tuple[str, Value]]:
+        for cls in self.mro():
+            if name in cls.attrs:
+                return cls.attrs[name]
+        return None
+
+    def mro(self) -> List["ClassInfo"]:
+        seen, out, stack = set(), [], [self]
+        while stack:
+            cls = stack.pop(0)
+            if id(cls) in seen:
+                continue
+            seen.add(id(cls))
+            out.append(cls)
+            stack.extend(cls.bases)
+        return out
+
+
+def _is_autocast_off_call(call: ast.AST, names) -> bool:
+    """``torch.autocast(..., enabled=False)`` and friends, including helpers named *autocast."""
+    if not isinstance(call, ast.Call):
+        return False
+    qual = names.qualname(call.func) or ""
+    tail = qual.rsplit(".", 1)[-1] if qual else _tail_name(call.func)
+    if qual == "torch.amp.custom_fwd" or tail == "custom_fwd":
+        return any(k.arg == "cast_inputs" for k in call.keywords)
+    if not tail.endswith("autocast"):
+        return False
+    for kw in call.keywords:
+        if kw.arg == "enabled" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+            return True
+        if kw.arg == "dtype" and (names.qualname(kw.value) in ("torch.float32", "torch.float64")):
+            return True
+    return False
+
+
+def _tail_name(func: ast.AST) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""
+
+
+# --------------------------------------------------------------------------------------------
+# Interpreter state
+
+
+@dataclass
+class Frame:
+    function: Optional[FunctionInfo]
+    env: Dict[str, Value]
+    runtime: bool
+    autocast_off: bool
+    default: Value  # dtype value that "the default dtype" currently means
+    returns: List[Value] = field(default_factory=list)
+
+    def site(self) -> Site:
+        return Site(self.function.qual if self.function else None, self.runtime, self.autocast_off)
+
+    @property
+    def cls(self) -> Optional[ClassInfo]:
+        return self.function.cls if self.function else None
+
+
+class _Return(Exception):
+    pass
+
+
+class Interpreter:
+    def __init__(self, facts: ModuleFacts):
+        self.facts = facts
+        self.names = facts.names
+        self.functions: Dict[str, FunctionInfo] = {}
+        self.classes: Dict[str, ClassInfo] = {}
+        self.globals: Dict[str, Value] = {}
+        self.memo: Dict[tuple, Value] = {}
+        self.stack: List[FunctionInfo] = []
+        self.recording = False
+        self._seen_facts: Set[tuple] = set()
+        # Attribute values observed in the current round, per class.
+        self._next_attrs: Dict[str, Dict[str, Tuple[str, Value]]] = {}
+
+    # ---- driver ------------------------------------------------------------------------
+
+    def run(self) -> None:
+        tree = self.facts.tree
+        self._collect(tree)
+        self._compute_runtime()
+        entries = self._entry_points()
+        # Round 1 learns what each attribute holds; round 2 records facts with that knowledge.
+        for recording in (False, True):
+            self.recording = recording
+            self.memo.clear()
+            for cls in self.classes.values():
+                cls.attrs = self._next_attrs.get(cls.name, {}) if recording else {}
+            self._next_attrs = {}
+            self._module_level(tree)
+            for fn in entries:
+                self.call(fn, [], {}, None, None, standalone=True)
+        for cls_name, attrs in self._final_attrs().items():
+            self.facts.module_tensors[cls_name] = {a: s for a, (s, _) in attrs.items() if s != "plain"}
+
+    def _final_attrs(self):
+        return {name: cls.attrs for name, cls in self.classes.items()}
+
+    def _collect(self, tree: ast.Module) -> None:
+        for stmt in tree.body:
+            self._collect_stmt(stmt)
+        for cls in self.classes.values():
+            cls.bases = [self.classes[b] for b in cls.base_names if b in self.classes and b != cls.name]
+
+    def _collect_stmt(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            fn = FunctionInfo(stmt, stmt.name)
+            fn.autocast_off = any(_is_autocast_off_call(d, self.names) for d in stmt.decorator_list)
+            self.functions[stmt.name] = fn
+        elif isinstance(stmt, ast.ClassDef):
+            bases = [b.id if isinstance(b, ast.Name) else _tail_name(b) for b in stmt.bases]
+            cls = ClassInfo(stmt, stmt.name, bases)
+            for item in stmt.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    fn = FunctionInfo(item, f"{stmt.name}.{item.name}", cls)
+                    fn.autocast_off = any(_is_autocast_off_call(d, self.names) for d in item.decorator_list)
+                    cls.methods[item.name] = fn
+            self.classes[stmt.name] = cls
+            for item in ast.walk(stmt):
+                if (isinstance(item, ast.Assign) and isinstance(item.value, ast.Call)
+                        and isinstance(item.value.func, ast.Name) and item.value.func.id in _class_names(stmt, self)):
+                    for target in item.targets:
+                        if _is_self_attr(target):
+                            cls.instance_attrs[target.attr] = item.value.func.id
+        elif isinstance(stmt, (ast.If, ast.Try)):
+            for child in ast.iter_child_nodes(stmt):
+                if isinstance(child, ast.stmt):
+                    self._collect_stmt(child)
+
+    def _compute_runtime(self) -> None:
+        """A function is construction-only when it is a construction root, or every caller
+        in this module is construction-only. Everything else may run in the forward path."""
+        all_fns = list(self.functions.values()) + [m for c in self.classes.values() for m in c.methods.values()]
+        for fn in all_fns:
+            for callee in self._syntactic_callees(fn):
+                callee.callers.add(fn.qual)
+        for call in self._calls_in(self.facts.tree, top_level_only=True):
+            callee = self.functions.get(_tail_name(call.func)) if isinstance(call.func, ast.Name) else None
+            if callee:
+                callee.callers.add("<module>")
+        by_qual = {fn.qual: fn for fn in all_fns}
+        construction = {"<module>"} | {fn.qual for fn in all_fns if fn.name in CONSTRUCTION_ROOTS and fn.cls}
+        changed = True
+        while changed:
+            changed = False
+            for fn in all_fns:
+                if fn.qual not in construction and fn.callers and fn.callers <= construction:
+                    construction.add(fn.qual)
+                    changed = True
+        for qual, fn in by_qual.items():
+            fn.runtime = qual not in construction
+
+    def _entry_points(self) -> List[FunctionInfo]:
+        out = []
+        for fn in self.functions.values():
+            if not fn.callers:
+                out.append(fn)
+        for cls in self.classes.values():
+            for fn in cls.methods.values():
+                if not fn.callers or fn.name in CONSTRUCTION_ROOTS:
+                    out.append(fn)
+        # Construction first, so that attributes exist when forward reads them.
+        out.sort(key=lambda f: (f.runtime, f.qual))
+        return out
+
+    def _calls_in(self, node: ast.AST, top_level_only: bool = False) -> Iterable[ast.Call]:
+        stack = list(ast.iter_child_nodes(node))
+        while stack:
+            child = stack.pop()
+            if top_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.Call):
+                yield child
+            stack.extend(ast.iter_child_nodes(child))
+
+    def _syntactic_callees(self, fn: FunctionInfo) -> Iterable[FunctionInfo]:
+        for call in self._calls_in(fn.node):
+            func = call.func
+            if isinstance(func, ast.Name):
+                if func.id in self.functions:
+                    yield self.functions[func.id]
+            elif isinstance(func, ast.Attribute) and fn.cls is not None:
+                owner = func.value
+                if isinstance(owner, ast.Name) and owner.id == "self":
+                    m = fn.cls.lookup_method(func.attr)
+                    if m:
+                        yield m
+                    inst = _lookup_instance(fn.cls, func.attr, self.classes)
+                    if inst and inst.lookup_method("forward"):
+                        yield inst.lookup_method("forward")
+                elif _is_self_attr(owner):
+                    inst = _lookup_instance(fn.cls, owner.attr, self.classes)
+                    m = inst.lookup_method(func.attr) if inst else None
+                    if m:
+                        yield m
+                elif (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name)
+                      and owner.func.id == "super"):
+                    for base in fn.cls.bases:
+                        m = base.lookup_method(func.attr)
+                        if m:
+                            yield m
+                            break
+
+    def _module_level(self, tree: ast.Module) -> None:
+        frame = Frame(None, {}, runtime=False, autocast_off=False, default=self._default_dtype())
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                 ast.Import, ast.ImportFrom)):
+                continue
+            try:
+                self.exec_stmt(stmt, frame)
+            except _Return:
+                break
+        self.globals = dict(frame.env)
+
+    def _default_dtype(self) -> Value:
+        return dtype_value(Prec.DEFAULT, None)
+
+    # ---- calls -------------------------------------------------------------------------
+
+    def call(self, fn: FunctionInfo, args: Sequence[Value], kwargs: Dict[str, Value],
+             self_value: Optional[Value], caller: Optional[Frame], standalone: bool = False) -> Value:
+        if fn in self.stack or len(self.stack) >= MAX_CALL_DEPTH:
+            return UNKNOWN
+        node = fn.node
+        autocast_off = fn.autocast_off or bool(caller and caller.autocast_off)
+        default = caller.default if caller else self._default_dtype()
+        key = (id(fn), tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
+               autocast_off, default, standalone)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = UNKNOWN  # recursion through memo
+        env: Dict[str, Value] = dict(fn.closure or {})
+        self._bind_params(fn, node.args, args, kwargs, env, standalone)
+        frame = Frame(fn, env, runtime=fn.runtime, autocast_off=autocast_off, default=default)
+        self.stack.append(fn)
+        try:
+            if isinstance(node, ast.Lambda):
+                frame.returns.append(self.eval(node.body, frame))
+            else:
+                self.exec_block(node.body, frame)
+        except _Return:
+            pass
+        except RecursionError:
+            raise
+        finally:
+            self.stack.pop()
+        result = UNKNOWN
+        for value in frame.returns:
+            result = value if result is UNKNOWN else merge(result, value)
+        self.memo[key] = result
+        return result
+
+    def _bind_params(self, fn: FunctionInfo, spec: ast.arguments, args, kwargs, env, standalone) -> None:
+        positional = list(spec.posonlyargs) + list(spec.args)
+        defaults = [None] * (len(positional) - len(spec.defaults)) + list(spec.defaults)
+        if fn.cls is not None and positional and not _is_static(fn.node):
+            env[positional[0].arg] = Value(sort=Sort.INSTANCE, payload=fn.cls, payload_key=fn.cls.name)
+            positional, defaults = positional[1:], defaults[1:]
+        default_frame = Frame(None, dict(self.globals), runtime=False, autocast_off=False,
+                              default=self._default_dtype())
+        for i, param in enumerate(positional):
+            if i < len(args):
+                value = args[i]
+            elif param.arg in kwargs:
+                value = kwargs[param.arg]
+            elif defaults[i] is not None:
+                value = self.eval(defaults[i], default_frame)
+            else:
+                value = UNKNOWN
+            env[param.arg] = self._hint(param.arg, value)
+        for param, default in zip(spec.kwonlyargs, spec.kw_defaults):
+            if param.arg in kwargs:
+                value = kwargs[param.arg]
+            elif default is not None:
+                value = self.eval(default, default_frame)
+            else:
+                value = UNKNOWN
+            env[param.arg] = self._hint(param.arg, value)
+        if spec.vararg:
+            env[spec.vararg.arg] = UNKNOWN
+        if spec.kwarg:
+            env[spec.kwarg.arg] = UNKNOWN
+
+    @staticmethod
+    def _hint(name: str, value: Value) -> Value:
+        roles = _name_roles(name)
+        if roles and not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER):
+            return value.with_(roles=roles)
+        return value
+
+    # ---- statements --------------------------------------------------------------------
+
+    def exec_block(self, body: Sequence[ast.stmt], frame: Frame) -> None:
+        for stmt in body:
+            self.exec_stmt(stmt, frame)
+
+    def exec_stmt(self, stmt: ast.stmt, frame: Frame) -> None:
+        if isinstance(stmt, ast.Assign):
+            value = self.eval(stmt.value, frame)
+            for target in stmt.targets:
+                self.assign(target, value, frame, stmt.value)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self.assign(stmt.target, self.eval(stmt.value, frame), frame, stmt.value)
+        elif isinstance(stmt, ast.AugAssign):
+            current = self.eval(stmt.target, frame)
+            right = self.eval(stmt.value, frame)
+            value = self.binop(stmt.op, current, right, stmt, stmt.target, stmt.value, frame)
+            self.assign(stmt.target, value, frame, stmt)
+        elif isinstance(stmt, ast.Expr):
+            self.eval(stmt.value, frame)
+        elif isinstance(stmt, ast.Return):
+            frame.returns.append(self.eval(stmt.value, frame) if stmt.value else UNKNOWN)
+            raise _Return()
+        elif isinstance(stmt, ast.If):
+            self.eval(stmt.test, frame)
+            self._branches(frame, [stmt.body, stmt.orelse])
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            iterated = self.eval(stmt.iter, frame)
+            element = Value(sort=Sort.PYINT, roles=frozenset({Role.FREQ_INDEX})) \
+                if iterated.payload_key == "range" else _element_of(iterated)
+            before = dict(frame.env)
+            self.assign(stmt.target, element, frame, stmt.iter)
+            self._branches(frame, [stmt.body, []], base=before)
+            self._branches(frame, [stmt.orelse, []])
+        elif isinstance(stmt, ast.While):
+            self.eval(stmt.test, frame)
+            self._branches(frame, [stmt.body, []])
+            self._branches(frame, [stmt.orelse, []])
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            off = frame.autocast_off
+            for item in stmt.items:
+                if _is_autocast_off_call(item.context_expr, self.names):
+                    off = True
+                value = self.eval(item.context_expr, frame)
+                if item.optional_vars is not None:
+                    self.assign(item.optional_vars, value, frame, item.context_expr)
+            saved = frame.autocast_off
+            frame.autocast_off = off
+            try:
+                self.exec_block(stmt.body, frame)
+            finally:
+                frame.autocast_off = saved
+        elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            self._branches(frame, [stmt.body, []])
+            for handler in stmt.handlers:
+                self._branches(frame, [handler.body, []])
+            self._branches(frame, [stmt.orelse, []])
+            self.exec_block(stmt.finalbody, frame)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = FunctionInfo(stmt, f"{frame.function.qual}.{stmt.name}" if frame.function else stmt.name,
+                                 closure=frame.env, runtime=frame.runtime)
+            inner.autocast_off = any(_is_autocast_off_call(d, self.names) for d in stmt.decorator_list)
+            frame.env[stmt.name] = Value(sort=Sort.CALLABLE, payload=inner, payload_key=inner.qual)
+        elif isinstance(stmt, getattr(ast, "Match", ())):
+            self.eval(stmt.subject, frame)
+            self._branches(frame, [case.body for case in stmt.cases] + [[]])
+        # Other statements (pass, raise, assert, del, global, import) do not move dtypes.
+
+    def _branches(self, frame: Frame, blocks: List[Sequence[ast.stmt]], base=None) -> None:
+        start = dict(frame.env) if base is None else base
+        outcomes = []
+        returned = 0
+        for block in blocks:
+            frame.env = dict(start)
+            try:
+                self.exec_block(block, frame)
+                outcomes.append(frame.env)
+            except _Return:
+                returned += 1
+        if not outcomes:
+            frame.env = start
+            raise _Return()
+        merged = dict(outcomes[0])
+        for env in outcomes[1:]:
+            for name in set(merged) | set(env):
+                if name in merged and name in env:
+                    merged[name] = merge(merged[name], env[name])
+                else:
+                    merged[name] = merged.get(name) or env.get(name)
+        frame.env = merged
+
+    def assign(self, target: ast.AST, value: Value, frame: Frame, value_node: Optional[ast.AST]) -> None:
+        if isinstance(target, ast.Name):
+            frame.env[target.id] = self._hint(target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elements = value.payload if value.sort is Sort.TUPLE and isinstance(value.payload, tuple) else None
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Starred):
+                    self.assign(elt.value, UNKNOWN, frame, None)
+                    continue
+                part = elements[i] if elements and i < len(elements) else (
+                    value if value.sort is Sort.TENSOR else UNKNOWN)
+                self.assign(elt, part, frame, None)
+        elif _is_self_attr(target) and frame.cls is not None:
+            storage = "parameter" if self._is_parameter_value(value) else "plain"
+            if storage == "plain":
+                existing = self._attr_storage(frame.cls, target.attr)
+                storage = existing if existing in ("buffer", "parameter") and value.is_tensor else "plain"
+            self.store_attr(frame, target.attr, storage, value, target, value_node)
+        elif isinstance(target, ast.Subscript):
+            # ``pe[:, 0::2] = torch.sin(...)``: the container takes on the roles written into it.
+            base = target.value
+            if isinstance(base, ast.Name) and base.id in frame.env:
+                current = frame.env[base.id]
+                frame.env[base.id] = current.with_(roles=current.roles | value.roles,
+                                                   products=current.products | value.products)
+        elif isinstance(target, ast.Starred):
+            self.assign(target.value, UNKNOWN, frame, None)
+
+    def _attr_storage(self, cls: ClassInfo, attr: str) -> Optional[str]:
+        found = cls.lookup_attr(attr)
+        pending = self._next_attrs.get(cls.name, {}).get(attr)
+        return (pending or found or (None, None))[0]
+
+    @staticmethod
+    def _is_parameter_value(value: Value) -> bool:
+        return value.payload_key == "parameter"
+
+    def store_attr(self, frame: Frame, attr: str, storage: str, value: Value,
+                   node: ast.AST, value_node: Optional[ast.AST]) -> None:
+        cls = frame.cls
+        if value.payload_key == "parameter":
+            value = value.with_(payload=None, payload_key=None)
+        frame.env[f"self.{attr}"] = value
+        bucket = self._next_attrs.setdefault(cls.name, {})
+        old = bucket.get(attr)
+        if old:
+            rank = {"buffer": 2, "parameter": 2, "plain": 0}
+            storage = storage if rank[storage] >= rank[old[0]] else old[0]
+            value = merge(old[1], value)
+        bucket[attr] = (storage, value)
+        if self.recording and value.is_tensor:
+            self._record(Store(node, cls.name, attr, storage, frame.env[f"self.{attr}"], value_node, frame.site()),
+                         ("store", node_key(node), storage))
+
+    def _record(self, fact, key) -> None:
+        if not self.recording or key in self._seen_facts:
+            return
+        self._seen_facts.add(key)
+        if isinstance(fact, Product):
+            self.facts.products.append(fact)
+        elif isinstance(fact, Cast):
+            self.facts.casts.append(fact)
+        elif isinstance(fact, Store):
+            self.facts.stores.append(fact)
+        elif isinstance(fact, Creation):
+            self.facts.creations.append(fact)
+
+    # ---- expressions -------------------------------------------------------------------
+
+    def eval(self, node: Optional[ast.AST], frame: Frame) -> Value:
+        if node is None:
+            return UNKNOWN
+        method = getattr(self, "_eval_" + type(node).__name__, None)
+        if method is None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.eval(child, frame)
+            return UNKNOWN
+        return method(node, frame)
+
+    def _eval_Constant(self, node: ast.Constant, frame: Frame) -> Value:
+        v = node.value
+        if isinstance(v, bool) or v is None:
+            return Value(sort=Sort.OTHER, payload_key=v)
+        if isinstance(v, int):
+            return Value(sort=Sort.PYINT, payload_key=("const", v))
+        if isinstance(v, float):
+            return Value(sort=Sort.PYFLOAT, payload_key=("const", v))
+        if isinstance(v, complex):
+            return Value(sort=Sort.PYCOMPLEX)
+        return Value(sort=Sort.OTHER, payload_key=("const", v) if isinstance(v, str) else None)
+
+    def _eval_Name(self, node: ast.Name, frame: Frame) -> Value:
+        if node.id in frame.env:
+            return frame.env[node.id]
+        if node.id in self.globals:
+            return self.globals[node.id]
+        if node.id in self.functions:
+            fn = self.functions[node.id]
+            return Value(sort=Sort.CALLABLE, payload=fn, payload_key=fn.qual)
+        if node.id in self.classes:
+            return Value(sort=Sort.CALLABLE, payload=self.classes[node.id], payload_key=("class", node.id))
+        if node.id == "range":
+            return Value(sort=Sort.CALLABLE, payload_key="builtin.range")
+        return self._qualified(node, frame)
+
+    def _qualified(self, node: ast.AST, frame: Frame) -> Value:
+        qual = self.names.qualname(node)
+        if qual is None:
+            return UNKNOWN
+        if qual in DTYPES:
+            return dtype_value(DTYPES[qual], Origin.at(node, f"explicit {qual}"))
+        if qual in COMPLEX_DTYPES:
+            return dtype_value(COMPLEX_DTYPES[qual], Origin.at(node, f"explicit {qual}"), is_complex=True)
+        if qual.rsplit(".", 1)[-1] in TENSOR_TYPES and qual.startswith("torch."):
+            prec = TENSOR_TYPES[qual.rsplit(".", 1)[-1]]
+            return Value(sort=Sort.CALLABLE, prec=prec, payload_key=("qual", qual),
+                         origin=Origin.at(node, f"explicit {qual}"))
+        return Value(sort=Sort.CALLABLE, payload_key=("qual", qual))
+
+    def _eval_Attribute(self, node: ast.Attribute, frame: Frame) -> Value:
+        if _is_self_attr(node) and frame.cls is not None:
+            return self.read_attr(node, frame)
+        if isinstance(node.value, ast.Name) and node.value.id not in frame.env and self.names.qualname(node):
+            return self._qualified(node, frame)
+        owner = self.eval(node.value, frame)
+        if node.attr == "dtype":
+            return self.dtype_of(owner, node.value, frame)
+        if owner.sort is Sort.INSTANCE and isinstance(owner.payload, ClassInfo):
+            method = owner.payload.lookup_method(node.attr)
+            if method:
+                return Value(sort=Sort.CALLABLE, payload=(method, owner), payload_key=("method", method.qual))
+            return UNKNOWN
+        if node.attr in ("T", "mT", "real", "imag", "data"):
+            if node.attr in ("real", "imag"):
+                return owner.with_(is_complex=False)
+            return owner
+        if owner.is_tensor or owner.sort is Sort.OTHER:
+            if node.attr in ("device", "shape", "ndim", "is_cuda", "requires_grad"):
+                return UNKNOWN
+            return Value(sort=Sort.CALLABLE, payload=owner, payload_key=("tensor-method", node.attr))
+        return UNKNOWN
+
+    def read_attr(self, node: ast.Attribute, frame: Frame) -> Value:
+        key = f"self.{node.attr}"
+        if key in frame.env:
+            return frame.env[key]
+        cls = frame.cls
+        found = cls.lookup_attr(node.attr)
+        method = cls.lookup_method(node.attr)
+        if found is None:
+            if method is not None:
+                return Value(sort=Sort.CALLABLE, payload=(method, frame.env.get("self", UNKNOWN)),
+                             payload_key=("method", method.qual))
+            inst = _lookup_instance(cls, node.attr, self.classes)
+            if inst is not None:
+                return Value(sort=Sort.INSTANCE, payload=inst, payload_key=inst.name)
+            return self._hint(node.attr, UNKNOWN)
+        storage, value = found
+        if value.sort is Sort.INSTANCE:
+            return value
+        value = self._hint(node.attr, value)
+        converted = storage in ("buffer", "parameter") and frame.runtime and value.prec is not Prec.INT
+        if converted and (value.is_tensor or value.roles):
+            reason = f"{storage} '{node.attr}'"
+            origin = Origin.at(node, reason, Prec.CONVERTED)
+            if value.is_complex:
+                # module.to(torch.bfloat16) turns a complex buffer real (it drops the imaginary part).
+                return value.with_(sort=Sort.TENSOR, origin=origin,
+                                   payload=("complex-buffer", node.attr), payload_key=("complex-buffer", node.attr))
+            return value.with_(sort=Sort.TENSOR, prec=Prec.CONVERTED, origin=origin,
+                               rounded=None)
+        return value
+
+    def dtype_of(self, owner: Value, owner_node: ast.AST, frame: Frame) -> Value:
+        if owner.sort is Sort.TENSOR and owner.prec not in (Prec.UNKNOWN,):
+            reason = f"the dtype of {_describe(owner, self.facts.source(owner_node))}"
+            return dtype_value(owner.prec, Origin.at(owner_node, reason, owner.prec), is_complex=owner.is_complex)
+        if owner.sort in (Sort.TENSOR, Sort.OTHER):
+            src = self.facts.source(owner_node)
+            return dtype_value(Prec.ACTIVATION, Origin.at(owner_node, f"the activation dtype ({src}.dtype)",
+                                                          Prec.ACTIVATION))
+        return dtype_value(Prec.UNKNOWN)
+
+    def _eval_Subscript(self, node: ast.Subscript, frame: Frame) -> Value:
+        value = self.eval(node.value, frame)
+        self.eval(node.slice, frame)
+        if value.sort is Sort.TUPLE and isinstance(value.payload, tuple):
+            index = node.slice
+            if isinstance(index, ast.Constant) and isinstance(index.value, int):
+                try:
+                    return value.payload[index.value]
+                except IndexError:
+                    return UNKNOWN
+            return merge_all(value.payload) if value.payload else UNKNOWN
+        if value.sort is Sort.PYFLOAT or value.sort is Sort.PYINT:
+            return value
+        if not value.is_tensor:
+            if value.roles:  # a Python list of slopes, say
+                return value
+            return UNKNOWN
+        ndim, axis = _index_axes(value, node.slice)
+        return value.with_(ndim=ndim, axis=axis)
+
+    def _eval_Tuple(self, node, frame: Frame) -> Value:
+        elements = tuple(self.eval(e, frame) for e in node.elts)
+        return Value(sort=Sort.TUPLE, payload=elements, payload_key=elements)
+
+    _eval_List = _eval_Tuple
+
+    def _eval_ListComp(self, node: ast.ListComp, frame: Frame) -> Value:
+        inner = Frame(frame.function, dict(frame.env), frame.runtime, frame.autocast_off, frame.default)
+        for gen in node.generators:
+            iterated = self.eval(gen.iter, inner)
+            element = Value(sort=Sort.PYINT, roles=frozenset({Role.FREQ_INDEX})) \
+                if iterated.payload_key == "range" else _element_of(iterated)
+            self.assign(gen.target, element, inner, None)
+        elt = self.eval(node.elt, inner)
+        return Value(sort=Sort.OTHER, roles=elt.roles, prec=elt.prec,
+                     payload_key=("list-of", elt.sort.value, elt.roles))
+
+    _eval_GeneratorExp = _eval_ListComp
+
+    def _eval_IfExp(self, node: ast.IfExp, frame: Frame) -> Value:
+        self.eval(node.test, frame)
+        return merge(self.eval(node.body, frame), self.eval(node.orelse, frame))
+
+    def _eval_UnaryOp(self, node: ast.UnaryOp, frame: Frame) -> Value:
+        value = self.eval(node.operand, frame)
+        if isinstance(node.op, ast.Not):
+            return UNKNOWN
+        return value
+
+    def _eval_Lambda(self, node: ast.Lambda, frame: Frame) -> Value:
+        fn = FunctionInfo(node, "<lambda>", closure=frame.env, runtime=frame.runtime)
+        return Value(sort=Sort.CALLABLE, payload=fn, payload_key=("lambda", node_key(node)))
+
+    def _eval_BinOp(self, node: ast.BinOp, frame: Frame) -> Value:
+        left = self.eval(node.left, frame)
+        right = self.eval(node.right, frame)
+        return self.binop(node.op, left, right, node, node.left, node.right, frame)
+
+    def _eval_Compare(self, node: ast.Compare, frame: Frame) -> Value:
+        self.eval(node.left, frame)
+        for c in node.comparators:
+            self.eval(c, frame)
+        return UNKNOWN
+
+    def _eval_Starred(self, node: ast.Starred, frame: Frame) -> Value:
+        return self.eval(node.value, frame)
+
+    # ---- arithmetic --------------------------------------------------------------------
+
+    def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST,
+              left_node: ast.AST, right_node: ast.AST, frame: Frame) -> Value:
+        if isinstance(op, ast.MatMult):
+            return self.product(node, "@", left, left_node, right, right_node, frame) or \
+                tensor(self.promote(left, right, node, frame, division=False).prec)
+        if isinstance(op, ast.Mult):
+            product = self.product(node, "*", left, left_node, right, right_node, frame)
+            if product is not None:
+                return product
+        if left.is_number and right.is_number:
+            roles = set()
+            if isinstance(op, ast.Pow):
+                if right.has(Role.FREQ_INDEX) or right.has(Role.POSITIONS):
+                    roles.add(Role.SLOPES if left.has(Role.POW2) else Role.FREQS)
+                elif left.payload_key == ("const", 2) or left.payload_key == ("const", 2.0):
+                    roles.add(Role.POW2)
+            roles |= (left.roles | right.roles) & {Role.SLOPES, Role.FREQS, Role.POW2}
+            if isinstance(op, ast.Mult) and (left.has(Role.POW2) or right.has(Role.POW2)):
+                roles.add(Role.POW2)
+            sort = Sort.PYFLOAT if Sort.PYFLOAT in (left.sort, right.sort) or isinstance(op, (ast.Div, ast.Pow)) \
+                else left.sort
+            return Value(sort=sort, roles=frozenset(roles))
+        result = self.promote(left, right, node, frame, division=isinstance(op, ast.Div))
+        roles = self._combined_roles(op, left, right)
+        relative = None
+        ndim, axis = _broadcast_axes(left, right)
+        if isinstance(op, ast.Sub) and left.has(Role.POSITIONS) and right.has(Role.POSITIONS):
+            if left.axis is not None and right.axis is not None:
+                relative = left.axis != right.axis
+            if relative:
+                ndim, axis = max(left.ndim or 0, right.ndim or 0) or None, None
+        elif left.has(Role.POSITIONS) or right.has(Role.POSITIONS) or Role.BIAS in roles:
+            pos = left if (left.has(Role.POSITIONS) or left.has(Role.BIAS)) else right
+            relative = pos.relative
+        value = result.with_(roles=roles, relative=relative, ndim=ndim, axis=axis,
+                             products=left.products | right.products,
+                             is_complex=left.is_complex or right.is_complex or
+                             Sort.PYCOMPLEX in (left.sort, right.sort))
+        if isinstance(op, ast.Mult) and Sort.PYCOMPLEX in (left.sort, right.sort) and \
+                (left.has(Role.ANGLES) or right.has(Role.ANGLES)):
+            value = value.with_(roles=value.roles | {Role.ROTARY_COMPLEX})
+        if Role.FREQS in roles or Role.SLOPES in roles:
+            self._creation(node, value, frame)
+        return value
+
+    def _combined_roles(self, op: ast.operator, left: Value, right: Value) -> frozenset:
+        roles = set(left.roles | right.roles)
+        if isinstance(op, ast.Pow):
+            exponent_indexed = right.has(Role.POSITIONS) or right.has(Role.FREQ_INDEX)
+            if exponent_indexed:
+                roles -= {Role.POSITIONS, Role.FREQ_INDEX}
+                roles.add(Role.SLOPES if left.has(Role.POW2) else Role.FREQS)
+            elif left.has(Role.POSITIONS):
+                roles.discard(Role.POSITIONS)
+        if Role.FREQS in roles or Role.SLOPES in roles:
+            roles -= {Role.POSITIONS, Role.FREQ_INDEX}
+        if Role.ANGLES in roles or Role.BIAS in roles or Role.TRIG in roles:
+            roles -= {Role.POSITIONS, Role.FREQS, Role.SLOPES}
+        roles.discard(Role.POW2)
+        return frozenset(roles)
+
+    def promote(self, left: Value, right: Value, node: ast.AST, frame: Frame, division: bool) -> Value:
+        """torch's type promotion over the lattice (PRECISION.md section 3)."""
+        tensors = [v for v in (left, right) if v.is_tensor]
+        if not tensors:
+            if left.sort is Sort.OTHER or right.sort is Sort.OTHER:
+                return UNKNOWN
+            return Value(sort=Sort.PYFLOAT)
+        floats = [v for v in tensors if v.prec not in (Prec.INT, Prec.UNKNOWN)]
+        unknown = any(v.prec is Prec.UNKNOWN for v in tensors) or any(
+            v.sort is Sort.OTHER for v in (left, right))
+        for prec in (Prec.F64, Prec.F32):
+            for v in floats:
+                if v.prec is prec:
+                    return v.with_(rounded=_first_rounded(left, right))
+        if unknown:
+            return tensor(Prec.UNKNOWN)
+        if floats:
+            worst = max(floats, key=lambda v: _RANK_LOW[v.prec])
+            return worst
+        # Integer tensors only: a Python float operand or a true division yields the default dtype.
+        if division or Sort.PYFLOAT in (left.sort, right.sort):
+            return self.default_tensor(node, frame, "an integer tensor combined with a Python float "
+                                       "or a true division")
+        return tensor(Prec.INT)
+
+    def default_tensor(self, node: ast.AST, frame: Frame, how: str) -> Value:
+        default = frame.default
+        if default.prec is Prec.DEFAULT:
+            return tensor(Prec.DEFAULT, Origin.at(node, f"the default dtype ({how})", Prec.DEFAULT))
+        return tensor(default.prec, Origin.at(node, f"the default dtype set by {default.origin.reason}", default.prec)
+                      if default.origin else None)
+
+    def product(self, node: ast.AST, op: str, a: Value, a_node: ast.AST, b: Value, b_node: ast.AST,
+                frame: Frame) -> Optional[Value]:
+        """Record and return ``positions x factor``, or None when this is not such a product."""
+        def factor_of(v: Value) -> bool:
+            return (v.has(Role.FREQS) or v.has(Role.SLOPES)) and v.sort in (Sort.TENSOR, Sort.OTHER)
+
+        if factor_of(a) and not factor_of(b):
+            factor, factor_node, pos, pos_node = a, a_node, b, b_node
+        elif factor_of(b) and not factor_of(a):
+            factor, factor_node, pos, pos_node = b, b_node, a, a_node
+        else:
+            return None
+        if pos.is_number or pos.sort in (Sort.DTYPE, Sort.CALLABLE, Sort.INSTANCE, Sort.TUPLE):
+            return None
+        if not pos.has(Role.POSITIONS):
+            if op == "*" or pos.roles:
+                return None
+        kind = "alibi" if factor.has(Role.SLOPES) and not factor.has(Role.FREQS) else "rope"
+        key = node_key(node)
+        self._record(Product(node, op, kind, pos, pos_node, factor, factor_node, frame.site()),
+                     ("product", key))
+        result = self.promote(pos, factor, node, frame, division=False)
+        role = Role.ANGLES if kind == "rope" else Role.BIAS
+        return result.with_(roles=frozenset({role}), products=pos.products | factor.products | {key},
+                            relative=pos.relative if kind == "alibi" else None,
+                            ndim=None, axis=None, is_complex=False)
+
+    def _creation(self, node: ast.AST, value: Value, frame: Frame) -> None:
+        self._record(Creation(node, value, frame.site()), ("creation", node_key(node)))
+
+    # ---- calls -------------------------------------------------------------------------
+
+    def _eval_Call(self, node: ast.Call, frame: Frame) -> Value:
+        func = node.func
+        args = [self.eval(a, frame) for a in node.args]
+        kwargs = {k.arg: self.eval(k.value, frame) for k in node.keywords if k.arg}
+        for k in node.keywords:
+            if k.arg is None:
+                self.eval(k.value, frame)
+
+        # self.register_buffer / register_parameter / setattr
+        if isinstance(func, ast.Attribute) and func.attr in ("register_buffer", "register_parameter") \
+                and frame.cls is not None and node.args:
+            name = node.args[0]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                value = args[1] if len(args) > 1 else kwargs.get("tensor", kwargs.get("param", UNKNOWN))
+                value_node = node.args[1] if len(node.args) > 1 else None
+                storage = "buffer" if func.attr == "register_buffer" else "parameter"
+                self.store_attr(frame, name.value, storage, value.with_(payload_key=None)
+                                if value.payload_key == "parameter" else value, node, value_node)
+            return UNKNOWN
+
+        callee = self.eval(func, frame)
+        if callee.sort is Sort.CALLABLE:
+            payload = callee.payload
+            if isinstance(payload, FunctionInfo):
+                return self.call(payload, args, kwargs, None, frame)
+            if isinstance(payload, tuple) and len(payload) == 2 and isinstance(payload[0], FunctionInfo):
+                return self.call(payload[0], args, kwargs, payload[1], frame)
+            if isinstance(payload, ClassInfo):
+                return Value(sort=Sort.INSTANCE, payload=payload, payload_key=payload.name)
+            key = callee.payload_key
+            if key == "builtin.range":
+                return Value(sort=Sort.OTHER, payload_key="range")
+            if isinstance(key, tuple) and key[0] == "qual":
+                return self.torch_function(key[1], node, args, kwargs, frame, callee)
+            if isinstance(key, tuple) and key[0] == "tensor-method":
+                return self.tensor_method(key[1], payload if isinstance(payload, Value) else UNKNOWN,
+                                          node, args, kwargs, frame)
+        if callee.sort is Sort.INSTANCE and isinstance(callee.payload, ClassInfo):
+            forward = callee.payload.lookup_method("forward")
+            if forward is not None:
+                return self.call(forward, args, kwargs, callee, frame)
+        if isinstance(func, ast.Name) and func.id == "super":
+            return Value(sort=Sort.OTHER)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
+                isinstance(func.value.func, ast.Name) and func.value.func.id == "super" and frame.cls:
+            for base in frame.cls.bases:
+                method = base.lookup_method(func.attr)
+                if method:
+                    return self.call(method, args, kwargs, frame.env.get("self"), frame)
+        return UNKNOWN
+
+    def _dtype_arg(self, kwargs: Dict[str, Value]) -> Optional[Value]:
+        value = kwargs.get("dtype")
+        if value is None or (value.sort is Sort.OTHER and value.payload_key is None):
+            return None if value is None else dtype_value(Prec.UNKNOWN)
+        if value.sort is Sort.DTYPE:
+            return value
+        return dtype_value(Prec.UNKNOWN)
+
+    def torch_function(self, qual: str, node: ast.Call, args: List[Value], kwargs: Dict[str, Value],
+                       frame: Frame, callee: Value) -> Value:
+        module, _, name = qual.rpartition(".")
+        if module in ("math", "numpy", "np"):
+            if name in ("log", "log2", "log10", "sqrt", "exp", "pow", "floor", "ceil"):
+                roles = frozenset({Role.POW2}) if name == "pow" and args and args[0].payload_key in (
+                    ("const", 2), ("const", 2.0)) else frozenset()
+                return Value(sort=Sort.PYFLOAT if name not in ("floor", "ceil") else Sort.PYINT, roles=roles)
+            return UNKNOWN
+        if not qual.startswith("torch") and not qual.startswith("einops"):
+            return UNKNOWN
+        if name in ("set_default_dtype", "set_default_tensor_type") and args:
+            target = args[0]
+            if target.sort is Sort.CALLABLE and target.origin:  # torch.cuda.HalfTensor
+                frame.default = dtype_value(target.prec, target.origin)
+            elif target.sort is Sort.DTYPE:
+                frame.default = target
+            elif target.payload_key and isinstance(target.payload_key, tuple) and \
+                    isinstance(target.payload_key[1], str):
+                tail = target.payload_key[1].rsplit(".", 1)[-1]
+                if tail in TENSOR_TYPES:
+                    frame.default = dtype_value(TENSOR_TYPES[tail], Origin.at(node, f"'{target.payload_key[1]}'"))
+            return UNKNOWN
+        if name == "get_default_dtype":
+            return frame.default
+        if name == "Parameter" or qual == "torch.nn.parameter.Parameter":
+            base = args[0] if args else kwargs.get("data", UNKNOWN)
+            return base.with_(sort=Sort.TENSOR, payload_key="parameter")
+        if name == "Tensor" and args:  # legacy constructor: default tensor type
+            return self._creation_value(node, name, args, kwargs, frame, roles_from=args[0],
+                                        default_reason="torch.Tensor(...) uses the default dtype")
+        if name in TENSOR_TYPES:
+            return tensor(TENSOR_TYPES[name], Origin.at(node, f"explicit {qual}"),
+                          roles=args[0].roles if args else frozenset())
+        if name in ("arange", "range"):
+            return self._arange(node, args, kwargs, frame)
+        if name in ("tensor", "as_tensor", "from_numpy"):
+            data = args[0] if args else UNKNOWN
+            dtype = self._dtype_arg(kwargs)
+            if dtype is not None:
+                return self.cast(data.with_(sort=Sort.TENSOR), dtype, node, node, frame)
+            if data.is_tensor:
+                return data
+            if data.sort is Sort.PYINT:
+                return tensor(Prec.INT, roles=data.roles)
+            if data.sort is Sort.PYFLOAT or data.prec in (Prec.UNKNOWN,) and data.roles:
+                return self.default_tensor(node, frame, "torch.tensor(...) of Python floats").with_(roles=data.roles)
+            return tensor(Prec.UNKNOWN, roles=data.roles)
+        if name in CREATION_DEFAULT:
+            return self._creation_value(node, name, args, kwargs, frame, roles_from=None,
+                                        default_reason=f"torch.{name}(...) without dtype")
+        if name in LIKE:
+            like = args[0] if args else UNKNOWN
+            dtype = self._dtype_arg(kwargs)
+            base = tensor(like.prec, like.origin, is_complex=like.is_complex)
+            return self.cast(base, dtype, node, node, frame) if dtype else base
+        if name in TRIG or name in ("cos_", "sin_"):
+            return self.trig(node, args[0] if args else UNKNOWN, frame)
+        if name == "polar":
+            angle = args[1] if len(args) > 1 else kwargs.get("angle", UNKNOWN)
+            self._mark_rotary(angle)
+            return angle.with_(sort=Sort.TENSOR, roles=frozenset({Role.ROTARY_COMPLEX}), is_complex=True)
+        if name in ("view_as_complex", "complex"):
+            base = args[0] if args else UNKNOWN
+            return base.with_(is_complex=True)
+        if name == "view_as_real":
+            base = args[0] if args else UNKNOWN
+            return base.with_(is_complex=False)
+        if name in MATRIX_PRODUCTS:
+            return self._matrix_product(name, node, args, frame)
+        if name in CONCAT:
+            items = args[0] if args else UNKNOWN
+            if items.sort is Sort.TUPLE and isinstance(items.payload, tuple) and items.payload:
+                return merge_all(items.payload).with_(ndim=None, axis=None)
+            return items if items.is_tensor else UNKNOWN
+        if name == "meshgrid":
+            grids = list(args[0].payload) if len(args) == 1 and args[0].sort is Sort.TUPLE else list(args)
+            n = len(grids)
+            outs = tuple(g.with_(ndim=n, axis=i - n) for i, g in enumerate(grids))
+            return Value(sort=Sort.TUPLE, payload=outs, payload_key=outs)
+        if name in ("chunk", "split", "unbind"):
+            base = args[0] if args else UNKNOWN
+            outs = (base, base)
+            return Value(sort=Sort.TUPLE, payload=outs, payload_key=outs)
+        if name == "where" and len(args) >= 3:
+            return merge(args[1], args[2])
+        receiver = args[0] if args else UNKNOWN
+        return self.tensor_method(name, receiver, node, args[1:], kwargs, frame, function_form=True)
+
+    def _arange(self, node: ast.Call, args: List[Value], kwargs: Dict[str, Value], frame: Frame) -> Value:
+        dtype = self._dtype_arg(kwargs)
+        bounds = args + [kwargs[k] for k in ("start", "end", "step") if k in kwargs]
+        extra = dict(ndim=1, axis=-1, relative=False)
+        base = tensor(Prec.INT, Origin.at(node, "integer arange"), roles=frozenset({Role.POSITIONS}), **extra)
+        if dtype is not None:
+            return self.cast(base, dtype, node, node, frame, record=False)
+        if any(b.sort is Sort.PYFLOAT or (b.is_tensor and b.prec not in (Prec.INT, Prec.UNKNOWN))
+               for b in bounds):
+            return self.default_tensor(node, frame, "arange with float bounds").with_(
+                roles=frozenset({Role.POSITIONS}), **extra)
+        return base
+
+    def _creation_value(self, node, name, args, kwargs, frame, roles_from, default_reason) -> Value:
+        dtype = self._dtype_arg(kwargs)
+        roles = roles_from.roles if roles_from is not None else frozenset()
+        if name == "linspace":
+            roles = frozenset({Role.POSITIONS})
+        extra = dict(ndim=1, axis=-1, relative=False) if name == "linspace" else {}
+        if dtype is not None:
+            return self.cast(tensor(Prec.UNKNOWN, roles=roles, **extra), dtype, node, node, frame, record=False)
+        if name == "full" and len(args) > 1 and args[1].sort is Sort.PYINT:
+            return tensor(Prec.INT, roles=roles)
+        return self.default_tensor(node, frame, default_reason).with_(roles=roles, **extra)
+
+    def _matrix_product(self, name: str, node: ast.Call, args: List[Value], frame: Frame) -> Value:
+        operands = list(zip(args, node.args))
+        if name == "einsum":
+            operands = operands[1:]
+            if len(operands) == 1 and operands[0][0].sort is Sort.TUPLE:
+                elts = operands[0][1].elts if isinstance(operands[0][1], (ast.List, ast.Tuple)) else []
+                operands = list(zip(operands[0][0].payload, elts))
+        elif name in ("baddbmm", "addbmm", "addmm", "addmv", "addr"):
+            operands = operands[1:]
+        if len(operands) == 2:
+            (a, a_node), (b, b_node) = operands
+            result = self.product(node, name, a, a_node, b, b_node, frame)
+            if result is not None:
+                return result
+        if not operands:
+            return UNKNOWN_TENSOR
+        return merge_all([v for v, _ in operands]).with_(roles=frozenset(), ndim=None, axis=None)
+
+    def trig(self, node: ast.AST, angle: Value, frame: Frame) -> Value:
+        self._mark_rotary(angle)
+        prec = angle.prec
+        if angle.is_tensor and prec is Prec.INT:
+            return self.default_tensor(node, frame, "cos/sin of an integer tensor").with_(roles=frozenset({Role.TRIG}))
+        roles = frozenset({Role.TRIG}) if (angle.has(Role.ANGLES) or angle.has(Role.TRIG)) else frozenset()
+        return angle.with_(roles=roles, sort=Sort.TENSOR if angle.sort is Sort.OTHER else angle.sort)
+
+    def _mark_rotary(self, angle: Value) -> None:
+        if self.recording:
+            self.facts.rotary_products.update(angle.products)
+
+    def tensor_method(self, name: str, receiver: Value, node: ast.Call, args: List[Value],
+                      kwargs: Dict[str, Value], frame: Frame, function_form: bool = False) -> Value:
+        receiver_node = node.args[0] if function_form and node.args else (
+            node.func.value if isinstance(node.func, ast.Attribute) else node)
+        if receiver.sort is Sort.OTHER and receiver.payload_key is None and not receiver.roles:
+            receiver = receiver.with_(sort=Sort.TENSOR) if name in PRESERVING or name in CAST_METHODS \
+                or name in ("to", "type", "type_as") else receiver
+        if name in CAST_METHODS:
+            return self.cast(receiver, dtype_value(CAST_METHODS[name], Origin.at(node, f".{name}()")),
+                             node, receiver_node, frame)
+        if name == "to":
+            target = self._to_target(args, kwargs)
+            return self.cast(receiver, target, node, receiver_node, frame) if target else receiver
+        if name == "type":
+            if args:
+                target = args[0]
+                if target.sort is Sort.DTYPE:
+                    return self.cast(receiver, target, node, receiver_node, frame)
+                if target.sort is Sort.CALLABLE and target.origin is not None:
+                    return self.cast(receiver, dtype_value(target.prec, target.origin), node, receiver_node, frame)
+                if isinstance(target.payload_key, tuple) and target.payload_key[0] == "const":
+                    tail = str(target.payload_key[1]).rsplit(".", 1)[-1]
+                    if tail in TENSOR_TYPES:
+                        return self.cast(receiver, dtype_value(TENSOR_TYPES[tail], Origin.at(node, f"'{tail}'")),
+                                         node, receiver_node, frame)
+                return self.cast(receiver, dtype_value(Prec.UNKNOWN), node, receiver_node, frame)
+            return UNKNOWN
+        if name == "type_as":
+            other = args[0] if args else UNKNOWN
+            other_node = node.args[-1] if node.args else node
+            return self.cast(receiver, self.dtype_of(other, other_node, frame), node, receiver_node, frame)
+        if name in TRIG:
+            return self.trig(node, receiver, frame)
+        if name in ("exp", "exp2") and (receiver.has(Role.POSITIONS) or receiver.has(Role.FREQ_INDEX)):
+            value = self._float_op(receiver, node, frame).with_(roles=frozenset({Role.FREQS}))
+            self._creation(node, value, frame)
+            return value
+        if name == "exp" and receiver.is_complex or (name == "exp" and receiver.has(Role.ANGLES)):
+            return receiver.with_(roles=frozenset({Role.ROTARY_COMPLEX}), is_complex=True)
+        if name in ("pow", "float_power"):
+            exponent = args[0] if args else UNKNOWN
+            op_node = node
+            return self.binop(ast.Pow(), receiver, exponent, op_node, receiver_node,
+                              node.args[-1] if node.args else node, frame)
+        if name in ("outer", "ger", "matmul", "mm", "bmm", "mv"):
+            other = args[0] if args else UNKNOWN
+            other_node = node.args[-1] if node.args else node
+            result = self.product(node, name, receiver, receiver_node, other, other_node, frame)
+            return result if result is not None else tensor(self.promote(receiver, other, node, frame, False).prec)
+        if name in ("mul", "multiply") and args:
+            return self.binop(ast.Mult(), receiver, args[0], node, receiver_node, node.args[-1], frame)
+        if name in ("div", "true_divide", "divide") and args:
+            return self.binop(ast.Div(), receiver, args[0], node, receiver_node, node.args[-1], frame)
+        if name in ("add", "sub", "subtract") and args:
+            op = ast.Add() if name == "add" else ast.Sub()
+            return self.binop(op, receiver, args[0], node, receiver_node, node.args[-1], frame)
+        if name == "reciprocal":
+            return self._float_op(receiver, node, frame)
+        if name == "cumsum":
+            dtype = self._dtype_arg(kwargs)
+            base = receiver.with_(sort=Sort.TENSOR, roles=receiver.roles | {Role.POSITIONS},
+                                  prec=Prec.INT if receiver.prec in (Prec.UNKNOWN,) else receiver.prec,
+                                  relative=False, axis=-1 if receiver.ndim is None else receiver.axis)
+            return self.cast(base, dtype, node, receiver_node, frame, record=False) if dtype else base
+        if name in ("unsqueeze", "view", "reshape", "expand", "squeeze", "flatten"):
+            ndim, axis = _reshape_axes(name, receiver, node, frame, self)
+            return receiver.with_(ndim=ndim, axis=axis)
+        if name in ("chunk", "split", "unbind"):
+            outs = (receiver, receiver)
+            return Value(sort=Sort.TUPLE, payload=outs, payload_key=outs)
+        if name in ROLE_KILLING:
+            if receiver.is_tensor:
+                return receiver.with_(roles=frozenset(), products=frozenset())
+            return UNKNOWN
+        if name in PRESERVING:
+            return receiver
+        return UNKNOWN
+
+    def _float_op(self, receiver: Value, node: ast.AST, frame: Frame) -> Value:
+        if receiver.is_tensor and receiver.prec is Prec.INT:
+            return self.default_tensor(node, frame, "a float op on an integer tensor").with_(roles=receiver.roles)
+        return receiver
+
+    def _to_target(self, args: List[Value], kwargs: Dict[str, Value]) -> Optional[Value]:
+        if "dtype" in kwargs:
+            return self._dtype_arg(kwargs)
+        for arg in args:
+            if arg.sort is Sort.DTYPE:
+                return arg
+            if arg.sort is Sort.TENSOR or (arg.sort is Sort.OTHER and arg.payload_key is None and arg.roles):
+                return None if arg.prec is Prec.UNKNOWN and not arg.roles else None
+        return None
+
+    def cast(self, value: Value, target: Optional[Value], node: ast.AST, receiver_node: ast.AST,
+             frame: Frame, record: bool = True) -> Value:
+        if target is None:
+            return value
+        if target.sort is not Sort.DTYPE:
+            return value
+        before = value
+        prec = target.prec
+        reason = target.origin.reason if target.origin else prec.value
+        origin = Origin.at(node, reason, prec)
+        rounded = value.rounded
+        if prec in (Prec.F32, Prec.F64) and value.prec.may_be_16bit:
+            rounded = rounded or value.origin
+        if prec is Prec.INT:
+            rounded = None
+        after = value.with_(sort=Sort.TENSOR, prec=prec, origin=origin, rounded=rounded,
+                            is_complex=target.is_complex,
+                            payload=None if value.sort is Sort.TENSOR else value.payload,
+                            payload_key=None if value.sort is Sort.TENSOR and value.payload_key not in (
+                                "parameter",) else value.payload_key)
+        if value.payload_key and isinstance(value.payload_key, tuple) and value.payload_key[0] == "complex-buffer":
+            after = after.with_(payload=None, payload_key=None)
+        if record and (before.roles or before.is_complex):
+            self._record(Cast(node, receiver_node, before, after, frame.site()), ("cast", node_key(node)))
+        return after
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+_RANK_LOW = {Prec.DEFAULT: 1, Prec.ACTIVATION: 2, Prec.CONVERTED: 3, Prec.LOW: 4}
+
+
+def _first_rounded(a: Value, b: Value) -> Optional[Origin]:
+    return a.rounded or b.rounded
+
+
+def merge_all(values: Iterable[Value]) -> Value:
+    values = list(values)
+    if not values:
+        return UNKNOWN
+    out = values[0]
+    for v in values[1:]:
+        out = merge(out, v)
+    return out
+
+
+def _element_of(iterated: Value) -> Value:
+    if iterated.sort is Sort.TUPLE and isinstance(iterated.payload, tuple) and iterated.payload:
+        return merge_all(iterated.payload)
+    return UNKNOWN
+
+
+def _is_self_attr(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _is_static(node: ast.AST) -> bool:
+    for d in getattr(node, "decorator_list", []):
+        if _tail_name(d) == "staticmethod":
+            return True
+    return False
+
+
+def _class_names(_stmt, interp) -> Set[str]:
+    return {s.name for s in interp.facts.tree.body if isinstance(s, ast.ClassDef)}
+
+
+def _lookup_instance(cls: ClassInfo, attr: str, classes: Dict[str, ClassInfo]) -> Optional[ClassInfo]:
+    for c in cls.mro():
+        if attr in c.instance_attrs:
+            return classes.get(c.instance_attrs[attr])
+    return None
+
+
+def _describe(value: Value, src: str) -> str:
+    if value.prec is Prec.CONVERTED and value.origin:
+        return value.origin.reason
+    return f"'{src}'" if len(src) <= 40 else "the operand"
+
+
+def _index_axes(value: Value, index: ast.AST) -> Tuple[Optional[int], Optional[int]]:
+    """Rank and varying axis of ``value[index]`` for a 1-varying-axis position grid."""
+    if value.ndim is None or value.axis is None:
+        return None, None
+    elts = index.elts if isinstance(index, ast.Tuple) else [index]
+    if any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in elts):
+        pos = next(i for i, e in enumerate(elts) if isinstance(e, ast.Constant) and e.value is Ellipsis)
+        after = elts[pos + 1:]
+        if any(not _is_slice_or_none(e) for e in after):
+            return None, None
+        consumed_after = sum(1 for e in after if isinstance(e, ast.Slice))
+        new_after = len(after)
+        if value.axis >= -consumed_after:
+            # the varying axis is among the trailing sliced dims
+            slices = [i for i, e in enumerate(after) if isinstance(e, ast.Slice)]
+            k = slices[consumed_after + value.axis]
+            return value.ndim - consumed_after + new_after, k - new_after
+        return value.ndim - consumed_after + new_after, value.axis - (new_after - consumed_after)
+    dims = []  # for each old dim: kept (new index) or None
+    new_index = 0
+    old = 0
+    for e in elts:
+        if isinstance(e, ast.Constant) and e.value is None:
+            new_index += 1
+        elif isinstance(e, ast.Slice):
+            dims.append(new_index)
+            new_index += 1
+            old += 1
+        else:
+            dims.append(None)  # integer or tensor index: dim removed (or unknown)
+            old += 1
+            if not (isinstance(e, ast.Constant) and isinstance(e.value, int)) and not isinstance(e, ast.UnaryOp):
+                return None, None
+    while old < value.ndim:
+        dims.append(new_index)
+        new_index += 1
+        old += 1
+    vary_old = value.ndim + value.axis
+    if vary_old < 0 or vary_old >= len(dims) or dims[vary_old] is None:
+        return new_index, None
+    return new_index, dims[vary_old] - new_index
+
+
+def _is_slice_or_none(e: ast.AST) -> bool:
+    return isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and e.value is None)
+
+
+def _broadcast_axes(a: Value, b: Value) -> Tuple[Optional[int], Optional[int]]:
+    grid = a if a.has(Role.POSITIONS) or a.has(Role.BIAS) else b
+    other = b if grid is a else a
+    if grid.ndim is None:
+        return None, None
+    if other.is_tensor and other.ndim is not None and other.ndim > grid.ndim:
+        return other.ndim, grid.axis
+    return grid.ndim, grid.axis
+
+
+def _reshape_axes(name: str, value: Value, node: ast.Call, frame: Frame, interp) -> Tuple[Optional[int], Optional[int]]:
+    if value.ndim is None or value.axis is None:
+        return None, None
+    args = node.args
+    if name == "unsqueeze" and args and isinstance(args[0], (ast.Constant, ast.UnaryOp)):
+        dim = _const_int(args[0])
+        if dim is None:
+            return None, None
+        new_ndim = value.ndim + 1
+        pos = dim if dim >= 0 else new_ndim + dim
+        vary = value.ndim + value.axis
+        vary_new = vary + 1 if pos <= vary else vary
+        return new_ndim, vary_new - new_ndim
+    if name in ("view", "reshape", "expand"):
+        dims = args[0].elts if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else args
+        if not dims:
+            return None, None
+        if name == "expand":
+            return len(dims), value.axis
+        non_one = [i for i, d in enumerate(dims) if _const_int(d) != 1]
+        if len(non_one) == 1:
+            return len(dims), non_one[0] - len(dims)
+        return len(dims), None
+    return None, None
+
+
+def _const_int(node: ast.AST) -> Optional[int]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and isinstance(node.operand.value, int):
+        return -node.operand.value
+    return None

@@ -1,0 +1,164 @@
+"""The precision lattice and the abstract values the interpreter computes.
+
+A :class:`Value` describes what an expression holds at run time, as far as precision is
+concerned: its dtype *source* (:class:`Prec`), what it is for (:class:`Role`: positions,
+frequencies, angles, ...), and where its precision was decided (:class:`Origin`), so that a
+rule can report the place that a fix must change.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass, field, replace
+from typing import Any, FrozenSet, Optional, Tuple
+
+
+class Prec(enum.Enum):
+    """Where a tensor's dtype comes from."""
+
+    INT = "integer"
+    F64 = "float64"
+    F32 = "float32"
+    LOW = "16-bit"  # explicit bfloat16 / float16
+    CONVERTED = "module-converted"  # follows a buffer/parameter that module.to(dtype) converts
+    ACTIVATION = "activation"  # follows an input's dtype (x.dtype)
+    DEFAULT = "default"  # torch's default dtype, which loaders set to 16 bits
+    UNKNOWN = "unknown"
+
+    @property
+    def is_float32_or_better(self) -> bool:
+        return self in (Prec.F32, Prec.F64)
+
+    @property
+    def may_be_16bit(self) -> bool:
+        """Floating precision that is, or becomes at run time, 16-bit."""
+        return self in LOW_PRECISIONS
+
+
+LOW_PRECISIONS = frozenset({Prec.LOW, Prec.CONVERTED, Prec.ACTIVATION, Prec.DEFAULT})
+
+# When control flow merges, keep the precision most likely to lose information (a may-analysis).
+_MERGE_RANK = {Prec.LOW: 7, Prec.CONVERTED: 6, Prec.ACTIVATION: 5, Prec.DEFAULT: 4,
+               Prec.UNKNOWN: 3, Prec.F32: 2, Prec.F64: 1, Prec.INT: 0}
+
+
+class Role(enum.Enum):
+    POSITIONS = "positions"
+    FREQ_INDEX = "frequency index"  # arange(0, d, 2) that feeds an exponent
+    FREQS = "frequencies"  # RoPE inverse frequencies
+    SLOPES = "slopes"  # ALiBi per-head slopes
+    ANGLES = "angles"  # positions x frequencies
+    TRIG = "cos/sin"  # cos/sin of angles
+    ROTARY_COMPLEX = "complex rotation"  # polar(1, angles)
+    BIAS = "alibi bias"  # slopes x positions
+    POW2 = "power of two"  # 2 ** x: the base of ALiBi's geometric slopes
+
+
+class Sort(enum.Enum):
+    TENSOR = "tensor"
+    PYINT = "int"
+    PYFLOAT = "float"
+    PYCOMPLEX = "complex"
+    DTYPE = "dtype"
+    TUPLE = "tuple"
+    INSTANCE = "instance"
+    CALLABLE = "callable"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The node where a value's precision (or role) was decided, and why, in words."""
+
+    node: ast.AST = field(compare=False, hash=False)
+    reason: str
+    # Identity of the node; ast nodes hash by identity but are not comparable across runs.
+    key: Tuple[int, int, int, int] = ()
+    # The precision decided here.
+    prec: Optional["Prec"] = None
+
+    @staticmethod
+    def at(node: ast.AST, reason: str, prec: Optional["Prec"] = None) -> "Origin":
+        key = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
+               getattr(node, "end_lineno", 0), getattr(node, "end_col_offset", 0))
+        return Origin(node, reason, key, prec)
+
+
+@dataclass(frozen=True)
+class Value:
+    sort: Sort = Sort.OTHER
+    prec: Prec = Prec.UNKNOWN
+    roles: FrozenSet[Role] = frozenset()
+    origin: Optional[Origin] = None
+    # A float32 value upcast from one that was already rounded: the rounding origin.
+    rounded: Optional[Origin] = None
+    is_complex: bool = False
+    # ALiBi positions: key - query differences (zero on the diagonal).
+    relative: Optional[bool] = None
+    # Tensor rank and the varying axis (counted from the end), for position grids.
+    ndim: Optional[int] = None
+    axis: Optional[int] = None
+    # Product sites (keys) this value derives from.
+    products: FrozenSet[Tuple[int, int, int, int]] = frozenset()
+    # Anything the interpreter wants to carry: tuple elements, instance class, callee, dtype's Value.
+    payload: Any = field(default=None, compare=False, hash=False)
+    # Stable identity of the payload for hashing/memoisation.
+    payload_key: Any = None
+
+    def with_(self, **changes) -> "Value":
+        return replace(self, **changes)
+
+    def has(self, role: Role) -> bool:
+        return role in self.roles
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.sort is Sort.TENSOR
+
+    @property
+    def is_number(self) -> bool:
+        return self.sort in (Sort.PYINT, Sort.PYFLOAT, Sort.PYCOMPLEX)
+
+
+UNKNOWN = Value()
+UNKNOWN_TENSOR = Value(sort=Sort.TENSOR)
+
+
+def tensor(prec: Prec, origin: Optional[Origin] = None, **kw) -> Value:
+    return Value(sort=Sort.TENSOR, prec=prec, origin=origin, **kw)
+
+
+def dtype_value(prec: Prec, origin: Optional[Origin] = None, is_complex: bool = False) -> Value:
+    """A dtype object (``torch.bfloat16``, ``x.dtype``) naming a precision."""
+    return Value(sort=Sort.DTYPE, prec=prec, origin=origin, is_complex=is_complex)
+
+
+def merge(a: Value, b: Value) -> Value:
+    """Join two values that reach the same program point along different paths."""
+    if a == b:
+        return a
+    if a.sort is not b.sort:
+        if a.sort is Sort.OTHER:
+            return b
+        if b.sort is Sort.OTHER:
+            return a
+        if Sort.TENSOR in (a.sort, b.sort):
+            a, b = (a, b) if a.sort is Sort.TENSOR else (b, a)
+        else:
+            return UNKNOWN
+    worse, other = (a, b) if _MERGE_RANK[a.prec] >= _MERGE_RANK[b.prec] else (b, a)
+    relative = a.relative if a.relative == b.relative else None
+    payload = worse.payload if worse.payload is not None else other.payload
+    return replace(
+        worse,
+        roles=a.roles | b.roles,
+        rounded=worse.rounded or other.rounded,
+        is_complex=a.is_complex or b.is_complex,
+        relative=relative,
+        ndim=a.ndim if a.ndim == b.ndim else None,
+        axis=a.axis if a.axis == b.axis else None,
+        products=a.products | b.products,
+        payload=payload,
+        payload_key=worse.payload_key if worse.payload is not None else other.payload_key,
+    )

@@ -1,0 +1,59 @@
+from poslint.analysis import Prec
+from poslint.rules.base import Finding, Rule
+from poslint.rules.consequences import DISTINCT_BF16_8K, when
+
+
+class LowPrecisionPositions(Rule):
+    """
+    ## What it does
+    Finds RoPE position indices that are, or become at run time, bfloat16 or float16 before
+    they are multiplied by the frequencies: an `arange`/`linspace` built with a 16-bit dtype,
+    with the dtype of a buffer or parameter (`dtype=self.inv_freq.dtype`,
+    `.type_as(self.inv_freq)`), with the activation dtype (`.to(x.dtype)`), or in the default
+    dtype (`torch.arange(0., n)`, `torch.arange(n) / scale`).
+
+    ## Why is this bad?
+    bfloat16 holds every integer exactly only up to 256, float16 up to 2048. At 8192 positions
+    only 897 distinct values survive in bfloat16: 89% of positions share their encoding with a
+    neighbour, so the model cannot tell them apart. A buffer's dtype changes when the model is
+    converted with `model.to(torch.bfloat16)`, and loaders set the default dtype to the load
+    dtype while they build the model, so code that is float32 in a unit test is 16-bit in
+    production.
+
+    ## Example
+    ```python
+    t = torch.arange(seq_len, device=device, dtype=self.inv_freq.dtype)
+    freqs = torch.outer(t, self.inv_freq)
+    ```
+
+    ## Use instead
+    ```python
+    t = torch.arange(seq_len, device=device, dtype=torch.float32)
+    freqs = torch.outer(t, self.inv_freq.float())
+    ```
+
+    ## Fix safety
+    The fix makes the positions float32 (`dtype=torch.float32`, or `.float()` in place of the
+    16-bit cast). It changes only the precision of the positions; products with them promote to
+    float32, and code that casts cos/sin to the activation dtype keeps its output dtypes. It is
+    safe.
+    """
+
+    code = "POS101"
+    name = "low-precision-positions"
+    summary = "RoPE positions are, or become at run time, 16-bit before they meet the frequencies"
+    fix_availability = "sometimes"
+
+    def check(self, facts):
+        for product in facts.products:
+            if product.kind != "rope":
+                continue
+            positions = product.positions
+            if positions.prec.may_be_16bit and positions.origin is not None:
+                origin, prec = positions.origin, positions.prec
+            elif positions.rounded is not None and positions.rounded.prec in (
+                    Prec.LOW, Prec.CONVERTED, Prec.ACTIVATION, Prec.DEFAULT):
+                origin, prec = positions.rounded, positions.rounded.prec
+            else:
+                continue
+            yield Finding(origin.node, f"positions take {origin.reason}; {when(prec)}{DISTINCT_BF16_8K}")

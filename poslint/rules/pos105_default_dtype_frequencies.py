@@ -1,0 +1,47 @@
+from poslint.analysis import Prec, Role
+from poslint.rules.base import Finding, Rule
+
+
+class DefaultDtypeFrequencies(Rule):
+    """
+    ## What it does
+    Finds RoPE frequencies computed in torch's default dtype, such as
+    `1.0 / base ** (torch.arange(0, d, 2) / d)`: an integer `arange` put through a true
+    division, or combined with a Python float, takes the default dtype.
+
+    ## Why is this bad?
+    Model loaders and "bf16-true" training set the default dtype to bfloat16 while they build
+    the model. The frequencies are then bfloat16 from the start, with 8 significant bits, and the
+    angle error reaches pi within 8192 positions, whatever the code does with them afterwards.
+
+    ## Example
+    ```python
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2) / dim))
+    ```
+
+    ## Use instead
+    ```python
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    ```
+
+    ## Fix safety
+    There is no automatic fix yet.
+    """
+
+    code = "POS105"
+    name = "default-dtype-frequencies"
+    summary = "RoPE frequencies are computed in the default dtype, which loaders set to 16 bits"
+
+    def check(self, facts):
+        for creation in facts.creations:
+            value = creation.value
+            if not value.has(Role.FREQS):
+                continue
+            if value.prec is Prec.DEFAULT and value.origin is not None:
+                origin = value.origin
+            elif value.rounded is not None and value.rounded.prec is Prec.DEFAULT:
+                origin = value.rounded
+            else:
+                continue
+            yield Finding(origin.node, f"frequencies take {origin.reason}; under a bfloat16 default dtype "
+                                       "they are rounded to 8 bits and the angle error reaches pi by position 8191")

@@ -1,0 +1,43 @@
+from poslint.analysis import Prec
+from poslint.rules.base import Finding, Rule
+
+
+class RoundedFrequencyBuffer(Rule):
+    """
+    ## What it does
+    Finds RoPE frequencies that live in a registered buffer or parameter and are upcast
+    (`.float()`) where they are used, as in `self.inv_freq[None, :, None].float()`.
+
+    ## Why is this bad?
+    `model.to(torch.bfloat16)` has already rounded the buffer for good: a bfloat16 value that
+    held 1/3 reads back as 0.333984375 after `.float()`. The angles are computed in float32 from
+    wrong frequencies, and their error passes 1 rad by position 818 (PRECISION.md, section 5).
+    This is the state of many implementations after the 2024 fixes, which is why it has its own
+    code: teams can choose.
+
+    ## Example
+    ```python
+    self.register_buffer("inv_freq", inv_freq, persistent=False)
+    ...
+    inv_freq_expanded = self.inv_freq[None, :, None].float()
+    ```
+
+    ## Use instead
+    Keep the float32 frequencies where `module.to()` cannot reach them (a plain attribute,
+    moved to the input's device at use), or recompute them in float32 in forward.
+
+    ## Fix safety
+    There is no automatic fix yet.
+    """
+
+    code = "POS106"
+    name = "rounded-frequency-buffer"
+    summary = "RoPE frequencies come from a buffer that module.to() rounds, upcast only at use"
+
+    def check(self, facts):
+        for product in facts.products:
+            rounded = product.factor.rounded
+            if product.kind == "rope" and rounded is not None and rounded.prec is Prec.CONVERTED:
+                yield Finding(product.factor_node,
+                              f"frequencies from {rounded.reason} are upcast at use, but model.to(torch.bfloat16) "
+                              "has already rounded them for good; the angle error passes 1 rad by position 818")
