@@ -14,6 +14,8 @@ from click.testing import CliRunner
 
 import poslint
 from poslint.cli import main
+from poslint.diagnostics import Edit, Fix
+from poslint.rules.base import REGISTRY, Finding, Rule
 
 BF16 = "import torch\n\nt = torch.arange(8, dtype=torch.bfloat16)\n"
 BF16_FIXED = "import torch\n\nt = torch.arange(8, dtype=torch.float32)\n"
@@ -649,3 +651,26 @@ def test_ci_without_torch_fails_loudly(tmp_path):
                             cwd=tests_dir.parent)
     assert result.returncode == 3
     assert "CI=true but torch cannot be imported" in result.stdout + result.stderr
+
+
+def test_fixes_that_never_settle_leave_file_untouched():
+    class Grows(Rule):
+        """Test rule whose fix always produces a new finding."""
+
+        code = "POS996"
+        name = "test-never-settles"
+        summary = "Test rule whose fix never settles"
+        fix_availability = "always"
+
+        def check(self, facts):
+            for node in facts.tree.body:
+                yield Finding(node, "statement", Fix((Edit(0, 0, "pass\n"),), "safe", "add a statement"))
+
+    try:
+        write("a.py", "x = 1\n")
+        result = run("--select", "POS996", "--fix", "a.py")
+    finally:
+        REGISTRY.pop("POS996", None)
+    assert result.exit_code == 2
+    assert "poslint: error: a.py: not fixed: fixes did not settle after 10 passes" in result.stderr
+    assert Path("a.py").read_text() == "x = 1\n"
