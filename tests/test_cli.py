@@ -15,6 +15,7 @@ from click.testing import CliRunner
 import poslint
 from poslint.cli import main
 from poslint.diagnostics import Edit, Fix
+from poslint.rules import all_rules
 from poslint.rules.base import REGISTRY, Finding, Rule
 
 BF16 = "import torch\n\nt = torch.arange(8, dtype=torch.bfloat16)\n"
@@ -24,6 +25,14 @@ FP16 = "import torch\n\nt = torch.arange(8, dtype=torch.float16)\n"
 
 def run(*args: str):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture(autouse=True)
+def only_test_rules(monkeypatch):
+    """Hide the project's real rules (POS001 stays), so these tests see only the throwaway rules."""
+    for code in all_rules():
+        if code != "POS001":
+            monkeypatch.delitem(REGISTRY, code)
 
 
 @pytest.fixture(autouse=True)
