@@ -65,7 +65,11 @@ def check_text(text: str, path: str, codes: Collection[str]) -> CheckResult:
                 result.diagnostics.append(_to_diagnostic(path, index, rule_cls.code, finding))
         except Exception as exc:  # noqa: BLE001
             result.internal_errors.append(f"{path}: {rule_cls.code} raised {type(exc).__name__}: {exc}")
-    result.diagnostics = sorted(set(result.diagnostics), key=lambda d: d.sort_key)
+    # A function analysed in several calling contexts can report the same place twice.
+    unique = {}
+    for diagnostic in result.diagnostics:
+        unique.setdefault((diagnostic.line, diagnostic.col, diagnostic.code), diagnostic)
+    result.diagnostics = sorted(unique.values(), key=lambda d: d.sort_key)
     return result
 
 

@@ -47,6 +47,7 @@ class Product:
     positions_node: ast.AST
     factor: Value  # the frequencies or the slopes
     factor_node: ast.AST
+    result: Value
     site: Site
 
     @property

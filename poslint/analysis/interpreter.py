@@ -54,7 +54,6 @@ ROLE_KILLING = frozenset({
     "ge", "log", "log2", "log10", "sqrt", "rsqrt", "floor", "ceil", "round", "sign", "item",
     "tolist", "norm", "any", "all", "nonzero", "logical_not", "relu", "gelu", "silu",
 })
-ELEMENTWISE_FLOAT = frozenset({"exp", "pow", "reciprocal", "float_power", "exp2"})
 TRIG = frozenset({"cos", "sin"})
 MATRIX_PRODUCTS = frozenset({"outer", "einsum", "matmul", "mm", "bmm", "baddbmm", "addbmm",
                              "addmm", "chain_matmul", "multi_dot", "mv", "linear"})
@@ -171,6 +170,7 @@ class Frame:
     autocast_off: bool
     default: Value  # dtype value that "the default dtype" currently means
     returns: List[Value] = field(default_factory=list)
+    loop_depth: int = 0
 
     def site(self) -> Site:
         return Site(self.function.qual if self.function else None, self.runtime, self.autocast_off)
@@ -194,6 +194,7 @@ class Interpreter:
         self.memo: Dict[tuple, Value] = {}
         self.stack: List[FunctionInfo] = []
         self.recording = False
+        self.analyzed: Set[int] = set()
         self._seen_facts: Set[tuple] = set()
         # Attribute values observed in the current round, per class.
         self._next_attrs: Dict[str, Dict[str, Tuple[str, Value]]] = {}
@@ -213,8 +214,14 @@ class Interpreter:
                 cls.attrs = self._next_attrs.get(cls.name, {}) if recording else {}
             self._next_attrs = {}
             self._module_level(tree)
+            self.analyzed: Set[int] = set()
             for fn in entries:
                 self.call(fn, [], {}, None, None, standalone=True)
+            # Functions reached only from code the interpreter does not run (a class nested in a
+            # function, a decorator's wrapper) are analysed on their own.
+            for fn in self._all_functions():
+                if id(fn) not in self.analyzed:
+                    self.call(fn, [], {}, None, None, standalone=True)
         for cls_name, attrs in self._final_attrs().items():
             self.facts.module_tensors[cls_name] = {a: s for a, (s, _) in attrs.items() if s != "plain"}
 
@@ -255,7 +262,7 @@ class Interpreter:
     def _compute_runtime(self) -> None:
         """A function is construction-only when it is a construction root, or every caller
         in this module is construction-only. Everything else may run in the forward path."""
-        all_fns = list(self.functions.values()) + [m for c in self.classes.values() for m in c.methods.values()]
+        all_fns = self._all_functions()
         for fn in all_fns:
             for callee in self._syntactic_callees(fn):
                 callee.callers.add(fn.qual)
@@ -274,6 +281,9 @@ class Interpreter:
                     changed = True
         for qual, fn in by_qual.items():
             fn.runtime = qual not in construction
+
+    def _all_functions(self) -> List[FunctionInfo]:
+        return list(self.functions.values()) + [m for c in self.classes.values() for m in c.methods.values()]
 
     def _entry_points(self) -> List[FunctionInfo]:
         out = []
@@ -355,6 +365,7 @@ class Interpreter:
         if key in self.memo:
             return self.memo[key]
         self.memo[key] = UNKNOWN  # recursion through memo
+        self.analyzed.add(id(fn))
         env: Dict[str, Value] = dict(fn.closure or {})
         self._bind_params(fn, node.args, args, kwargs, env, standalone)
         frame = Frame(fn, env, runtime=fn.runtime, autocast_off=autocast_off, default=default)
@@ -432,6 +443,9 @@ class Interpreter:
             current = self.eval(stmt.target, frame)
             right = self.eval(stmt.value, frame)
             value = self.binop(stmt.op, current, right, stmt, stmt.target, stmt.value, frame)
+            if frame.loop_depth and isinstance(stmt.op, ast.Mult) and right.has(Role.POW2):
+                # ``value *= ratio`` in a loop: a geometric sequence of powers of two.
+                value = value.with_(roles=value.roles | {Role.SLOPES})
             self.assign(stmt.target, value, frame, stmt)
         elif isinstance(stmt, ast.Expr):
             self.eval(stmt.value, frame)
@@ -445,13 +459,20 @@ class Interpreter:
             iterated = self.eval(stmt.iter, frame)
             element = Value(sort=Sort.PYINT, roles=frozenset({Role.FREQ_INDEX})) \
                 if iterated.payload_key == "range" else _element_of(iterated)
-            before = dict(frame.env)
             self.assign(stmt.target, element, frame, stmt.iter)
-            self._branches(frame, [stmt.body, []], base=before)
+            frame.loop_depth += 1
+            try:
+                self._branches(frame, [stmt.body, []])
+            finally:
+                frame.loop_depth -= 1
             self._branches(frame, [stmt.orelse, []])
         elif isinstance(stmt, ast.While):
             self.eval(stmt.test, frame)
-            self._branches(frame, [stmt.body, []])
+            frame.loop_depth += 1
+            try:
+                self._branches(frame, [stmt.body, []])
+            finally:
+                frame.loop_depth -= 1
             self._branches(frame, [stmt.orelse, []])
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             off = frame.autocast_off
@@ -483,8 +504,8 @@ class Interpreter:
             self._branches(frame, [case.body for case in stmt.cases] + [[]])
         # Other statements (pass, raise, assert, del, global, import) do not move dtypes.
 
-    def _branches(self, frame: Frame, blocks: List[Sequence[ast.stmt]], base=None) -> None:
-        start = dict(frame.env) if base is None else base
+    def _branches(self, frame: Frame, blocks: List[Sequence[ast.stmt]]) -> None:
+        start = dict(frame.env)
         outcomes = []
         returned = 0
         for block in blocks:
@@ -558,7 +579,7 @@ class Interpreter:
         bucket[attr] = (storage, value)
         if self.recording and value.is_tensor:
             self._record(Store(node, cls.name, attr, storage, frame.env[f"self.{attr}"], value_node, frame.site()),
-                         ("store", node_key(node), storage))
+                         ("store", node_key(node), storage, frame.env[f"self.{attr}"], frame.site()))
 
     def _record(self, fact, key) -> None:
         if not self.recording or key in self._seen_facts:
@@ -644,7 +665,9 @@ class Interpreter:
                 return owner.with_(is_complex=False)
             return owner
         if owner.is_tensor or owner.sort is Sort.OTHER:
-            if node.attr in ("device", "shape", "ndim", "is_cuda", "requires_grad"):
+            if node.attr in ("shape", "ndim"):
+                return Value(sort=Sort.PYINT)
+            if node.attr in ("device", "is_cuda", "requires_grad"):
                 return UNKNOWN
             return Value(sort=Sort.CALLABLE, payload=owner, payload_key=("tensor-method", node.attr))
         return UNKNOWN
@@ -772,10 +795,12 @@ class Interpreter:
             roles = set()
             if isinstance(op, ast.Pow):
                 if right.has(Role.FREQ_INDEX) or right.has(Role.POSITIONS):
-                    roles.add(Role.SLOPES if left.has(Role.POW2) else Role.FREQS)
+                    roles.add(Role.SLOPES if _is_pow2_base(left) else Role.FREQS)
                 elif left.payload_key == ("const", 2) or left.payload_key == ("const", 2.0):
                     roles.add(Role.POW2)
             roles |= (left.roles | right.roles) & {Role.SLOPES, Role.FREQS, Role.POW2}
+            if not roles & {Role.SLOPES, Role.FREQS} and not isinstance(op, ast.Pow):
+                roles |= (left.roles | right.roles) & {Role.FREQ_INDEX}
             if isinstance(op, ast.Mult) and (left.has(Role.POW2) or right.has(Role.POW2)):
                 roles.add(Role.POW2)
             sort = Sort.PYFLOAT if Sort.PYFLOAT in (left.sort, right.sort) or isinstance(op, (ast.Div, ast.Pow)) \
@@ -810,9 +835,11 @@ class Interpreter:
             exponent_indexed = right.has(Role.POSITIONS) or right.has(Role.FREQ_INDEX)
             if exponent_indexed:
                 roles -= {Role.POSITIONS, Role.FREQ_INDEX}
-                roles.add(Role.SLOPES if left.has(Role.POW2) else Role.FREQS)
+                roles.add(Role.SLOPES if _is_pow2_base(left) else Role.FREQS)
             elif left.has(Role.POSITIONS):
                 roles.discard(Role.POSITIONS)
+            elif _is_pow2_base(left):
+                return frozenset({Role.POW2})
         if Role.FREQS in roles or Role.SLOPES in roles:
             roles -= {Role.POSITIONS, Role.FREQ_INDEX}
         if Role.ANGLES in roles or Role.BIAS in roles or Role.TRIG in roles:
@@ -828,8 +855,10 @@ class Interpreter:
                 return UNKNOWN
             return Value(sort=Sort.PYFLOAT)
         floats = [v for v in tensors if v.prec not in (Prec.INT, Prec.UNKNOWN)]
-        unknown = any(v.prec is Prec.UNKNOWN for v in tensors) or any(
-            v.sort is Sort.OTHER for v in (left, right))
+        # An untyped operand of a true division (``dim``, ``self.scale``) is almost always a
+        # Python number; elsewhere it could be a float tensor, so the result stays unknown.
+        unknown = any(v.prec is Prec.UNKNOWN for v in tensors) or (not division and any(
+            v.sort is Sort.OTHER for v in (left, right)))
         for prec in (Prec.F64, Prec.F32):
             for v in floats:
                 if v.prec is prec:
@@ -856,7 +885,7 @@ class Interpreter:
                 frame: Frame) -> Optional[Value]:
         """Record and return ``positions x factor``, or None when this is not such a product."""
         def factor_of(v: Value) -> bool:
-            return (v.has(Role.FREQS) or v.has(Role.SLOPES)) and v.sort in (Sort.TENSOR, Sort.OTHER)
+            return (v.has(Role.FREQS) or v.has(Role.SLOPES)) and v.sort in (Sort.TENSOR, Sort.OTHER, Sort.PYFLOAT)
 
         if factor_of(a) and not factor_of(b):
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
@@ -866,21 +895,24 @@ class Interpreter:
             return None
         if pos.is_number or pos.sort in (Sort.DTYPE, Sort.CALLABLE, Sort.INSTANCE, Sort.TUPLE):
             return None
+        if factor.is_number and not pos.is_tensor:
+            return None
         if not pos.has(Role.POSITIONS):
             if op == "*" or pos.roles:
                 return None
         kind = "alibi" if factor.has(Role.SLOPES) and not factor.has(Role.FREQS) else "rope"
         key = node_key(node)
-        self._record(Product(node, op, kind, pos, pos_node, factor, factor_node, frame.site()),
-                     ("product", key))
         result = self.promote(pos, factor, node, frame, division=False)
         role = Role.ANGLES if kind == "rope" else Role.BIAS
-        return result.with_(roles=frozenset({role}), products=pos.products | factor.products | {key},
-                            relative=pos.relative if kind == "alibi" else None,
-                            ndim=None, axis=None, is_complex=False)
+        result = result.with_(roles=frozenset({role}), products=pos.products | factor.products | {key},
+                              relative=pos.relative if kind == "alibi" else None,
+                              ndim=None, axis=None, thin=None, is_complex=False)
+        self._record(Product(node, op, kind, pos, pos_node, factor, factor_node, result, frame.site()),
+                     ("product", key, pos, factor, frame.site()))
+        return result
 
     def _creation(self, node: ast.AST, value: Value, frame: Frame) -> None:
-        self._record(Creation(node, value, frame.site()), ("creation", node_key(node)))
+        self._record(Creation(node, value, frame.site()), ("creation", node_key(node), value, frame.site()))
 
     # ---- calls -------------------------------------------------------------------------
 
@@ -902,6 +934,14 @@ class Interpreter:
                 storage = "buffer" if func.attr == "register_buffer" else "parameter"
                 self.store_attr(frame, name.value, storage, value.with_(payload_key=None)
                                 if value.payload_key == "parameter" else value, node, value_node)
+            return UNKNOWN
+
+        if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and \
+                isinstance(func.value, ast.Name) and func.value.id in frame.env and args:
+            container = frame.env[func.value.id]
+            if container.sort in (Sort.TUPLE, Sort.OTHER):
+                added = args[-1].roles & {Role.SLOPES, Role.FREQS, Role.POW2}
+                frame.env[func.value.id] = Value(sort=Sort.OTHER, roles=container.roles | added)
             return UNKNOWN
 
         callee = self.eval(func, frame)
@@ -991,6 +1031,13 @@ class Interpreter:
             if data.sort is Sort.PYFLOAT or data.prec in (Prec.UNKNOWN,) and data.roles:
                 return self.default_tensor(node, frame, "torch.tensor(...) of Python floats").with_(roles=data.roles)
             return tensor(Prec.UNKNOWN, roles=data.roles)
+        if name == "logspace":
+            base = kwargs.get("base", args[3] if len(args) > 3 else UNKNOWN)
+            value = self._creation_value(node, name, args, kwargs, frame, roles_from=None,
+                                         default_reason="torch.logspace(...) without dtype")
+            value = value.with_(roles=frozenset({Role.SLOPES if _is_pow2_base(base) else Role.FREQS}))
+            self._creation(node, value, frame)
+            return value
         if name in CREATION_DEFAULT:
             return self._creation_value(node, name, args, kwargs, frame, roles_from=None,
                                         default_reason=f"torch.{name}(...) without dtype")
@@ -1035,7 +1082,7 @@ class Interpreter:
     def _arange(self, node: ast.Call, args: List[Value], kwargs: Dict[str, Value], frame: Frame) -> Value:
         dtype = self._dtype_arg(kwargs)
         bounds = args + [kwargs[k] for k in ("start", "end", "step") if k in kwargs]
-        extra = dict(ndim=1, axis=-1, relative=False)
+        extra = dict(ndim=1, axis=-1, relative=False, thin=True)
         base = tensor(Prec.INT, Origin.at(node, "integer arange"), roles=frozenset({Role.POSITIONS}), **extra)
         if dtype is not None:
             return self.cast(base, dtype, node, node, frame, record=False)
@@ -1050,7 +1097,7 @@ class Interpreter:
         roles = roles_from.roles if roles_from is not None else frozenset()
         if name == "linspace":
             roles = frozenset({Role.POSITIONS})
-        extra = dict(ndim=1, axis=-1, relative=False) if name == "linspace" else {}
+        extra = dict(ndim=1, axis=-1, relative=False, thin=True) if name == "linspace" else {}
         if dtype is not None:
             return self.cast(tensor(Prec.UNKNOWN, roles=roles, **extra), dtype, node, node, frame, record=False)
         if name == "full" and len(args) > 1 and args[1].sort is Sort.PYINT:
@@ -1098,7 +1145,7 @@ class Interpreter:
             return self.cast(receiver, dtype_value(CAST_METHODS[name], Origin.at(node, f".{name}()")),
                              node, receiver_node, frame)
         if name == "to":
-            target = self._to_target(args, kwargs)
+            target = self._to_target(node, args, kwargs, frame)
             return self.cast(receiver, target, node, receiver_node, frame) if target else receiver
         if name == "type":
             if args:
@@ -1121,7 +1168,8 @@ class Interpreter:
         if name in TRIG:
             return self.trig(node, receiver, frame)
         if name in ("exp", "exp2") and (receiver.has(Role.POSITIONS) or receiver.has(Role.FREQ_INDEX)):
-            value = self._float_op(receiver, node, frame).with_(roles=frozenset({Role.FREQS}))
+            role = Role.SLOPES if name == "exp2" else Role.FREQS
+            value = self._float_op(receiver, node, frame).with_(roles=frozenset({role}))
             self._creation(node, value, frame)
             return value
         if name == "exp" and receiver.is_complex or (name == "exp" and receiver.has(Role.ANGLES)):
@@ -1153,10 +1201,19 @@ class Interpreter:
             return self.cast(base, dtype, node, receiver_node, frame, record=False) if dtype else base
         if name in ("unsqueeze", "view", "reshape", "expand", "squeeze", "flatten"):
             ndim, axis = _reshape_axes(name, receiver, node, frame, self)
-            return receiver.with_(ndim=ndim, axis=axis)
+            return receiver.with_(ndim=ndim, axis=axis, thin=False if name == "expand" else receiver.thin)
+        if name in ("repeat", "expand_as", "broadcast_to", "tile"):
+            return receiver.with_(thin=False)
+        if name == "diagonal" and receiver.has(Role.POSITIONS):
+            if receiver.thin and receiver.ndim == 2:
+                # The diagonal of a 1 x N view is its first element: a constant, not query positions.
+                return receiver.with_(roles=receiver.roles - {Role.POSITIONS}, ndim=1, axis=None, thin=None)
+            return receiver.with_(ndim=1, axis=-1, thin=True)
         if name in ("chunk", "split", "unbind"):
             outs = (receiver, receiver)
             return Value(sort=Sort.TUPLE, payload=outs, payload_key=outs)
+        if name in ("size", "numel", "dim", "item") and not receiver.has(Role.POSITIONS):
+            return Value(sort=Sort.PYINT)
         if name in ROLE_KILLING:
             if receiver.is_tensor:
                 return receiver.with_(roles=frozenset(), products=frozenset())
@@ -1170,14 +1227,17 @@ class Interpreter:
             return self.default_tensor(node, frame, "a float op on an integer tensor").with_(roles=receiver.roles)
         return receiver
 
-    def _to_target(self, args: List[Value], kwargs: Dict[str, Value]) -> Optional[Value]:
+    def _to_target(self, node: ast.Call, args: List[Value], kwargs: Dict[str, Value],
+                   frame: Frame) -> Optional[Value]:
+        """The dtype ``.to(...)`` converts to: ``dtype=``, a dtype argument, or ``.to(other)``."""
         if "dtype" in kwargs:
             return self._dtype_arg(kwargs)
-        for arg in args:
+        for arg, arg_node in zip(args, node.args):
             if arg.sort is Sort.DTYPE:
                 return arg
-            if arg.sort is Sort.TENSOR or (arg.sort is Sort.OTHER and arg.payload_key is None and arg.roles):
-                return None if arg.prec is Prec.UNKNOWN and not arg.roles else None
+            if arg.sort is Sort.TENSOR or (arg.sort is Sort.OTHER and arg.payload_key is None
+                                           and not _looks_like_device(self.facts.source(arg_node))):
+                return self.dtype_of(arg, arg_node, frame)
         return None
 
     def cast(self, value: Value, target: Optional[Value], node: ast.AST, receiver_node: ast.AST,
@@ -1203,7 +1263,8 @@ class Interpreter:
         if value.payload_key and isinstance(value.payload_key, tuple) and value.payload_key[0] == "complex-buffer":
             after = after.with_(payload=None, payload_key=None)
         if record and (before.roles or before.is_complex):
-            self._record(Cast(node, receiver_node, before, after, frame.site()), ("cast", node_key(node)))
+            self._record(Cast(node, receiver_node, before, after, frame.site()),
+                         ("cast", node_key(node), before, after, frame.site()))
         return after
 
 
@@ -1215,6 +1276,14 @@ _RANK_LOW = {Prec.DEFAULT: 1, Prec.ACTIVATION: 2, Prec.CONVERTED: 3, Prec.LOW: 4
 
 def _first_rounded(a: Value, b: Value) -> Optional[Origin]:
     return a.rounded or b.rounded
+
+
+def _looks_like_device(src: str) -> bool:
+    return "device" in src or src.startswith(("'", '"')) or src in ("dev", "d")
+
+
+def _is_pow2_base(value: Value) -> bool:
+    return value.has(Role.POW2) or value.payload_key in (("const", 2), ("const", 2.0))
 
 
 def merge_all(values: Iterable[Value]) -> Value:

@@ -99,12 +99,23 @@ class Value:
     # Tensor rank and the varying axis (counted from the end), for position grids.
     ndim: Optional[int] = None
     axis: Optional[int] = None
+    # Every dim but the varying one has size 1 (an arange, unsqueezed): a 1 x N view.
+    thin: Optional[bool] = None
     # Product sites (keys) this value derives from.
     products: FrozenSet[Tuple[int, int, int, int]] = frozenset()
     # Anything the interpreter wants to carry: tuple elements, instance class, callee, dtype's Value.
     payload: Any = field(default=None, compare=False, hash=False)
     # Stable identity of the payload for hashing/memoisation.
     payload_key: Any = None
+
+    def lost_precision(self) -> Optional[Origin]:
+        """Where this value was, or became, 16-bit: its own origin if it may be 16-bit now,
+        else the origin of the rounding behind a later upcast. None if it never was."""
+        if self.prec.may_be_16bit and self.origin is not None:
+            return self.origin
+        if self.rounded is not None and self.rounded.prec in LOW_PRECISIONS:
+            return self.rounded
+        return None
 
     def with_(self, **changes) -> "Value":
         return replace(self, **changes)
@@ -139,10 +150,9 @@ def merge(a: Value, b: Value) -> Value:
     if a == b:
         return a
     if a.sort is not b.sort:
-        if a.sort is Sort.OTHER:
-            return b
-        if b.sort is Sort.OTHER:
-            return a
+        if a.sort is Sort.OTHER or b.sort is Sort.OTHER:
+            known, other = (b, a) if a.sort is Sort.OTHER else (a, b)
+            return replace(known, roles=known.roles | other.roles)
         if Sort.TENSOR in (a.sort, b.sort):
             a, b = (a, b) if a.sort is Sort.TENSOR else (b, a)
         else:
@@ -158,6 +168,7 @@ def merge(a: Value, b: Value) -> Value:
         relative=relative,
         ndim=a.ndim if a.ndim == b.ndim else None,
         axis=a.axis if a.axis == b.axis else None,
+        thin=a.thin if a.thin == b.thin else None,
         products=a.products | b.products,
         payload=payload,
         payload_key=worse.payload_key if worse.payload is not None else other.payload_key,

@@ -1,4 +1,3 @@
-from poslint.analysis import Prec
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import DISTINCT_BF16_8K, when
 
@@ -46,14 +45,6 @@ class LowPrecisionPositions(Rule):
 
     def check(self, facts):
         for product in facts.products:
-            if product.kind != "rope":
-                continue
-            positions = product.positions
-            if positions.prec.may_be_16bit and positions.origin is not None:
-                origin, prec = positions.origin, positions.prec
-            elif positions.rounded is not None and positions.rounded.prec in (
-                    Prec.LOW, Prec.CONVERTED, Prec.ACTIVATION, Prec.DEFAULT):
-                origin, prec = positions.rounded, positions.rounded.prec
-            else:
-                continue
-            yield Finding(origin.node, f"positions take {origin.reason}; {when(prec)}{DISTINCT_BF16_8K}")
+            origin = product.positions.lost_precision()
+            if product.kind == "rope" and origin is not None:
+                yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{DISTINCT_BF16_8K}")

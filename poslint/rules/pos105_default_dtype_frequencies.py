@@ -34,14 +34,7 @@ class DefaultDtypeFrequencies(Rule):
 
     def check(self, facts):
         for creation in facts.creations:
-            value = creation.value
-            if not value.has(Role.FREQS):
-                continue
-            if value.prec is Prec.DEFAULT and value.origin is not None:
-                origin = value.origin
-            elif value.rounded is not None and value.rounded.prec is Prec.DEFAULT:
-                origin = value.rounded
-            else:
-                continue
-            yield Finding(origin.node, f"frequencies take {origin.reason}; under a bfloat16 default dtype "
-                                       "they are rounded to 8 bits and the angle error reaches pi by position 8191")
+            origin = creation.value.lost_precision()
+            if creation.value.has(Role.FREQS) and origin is not None and origin.prec is Prec.DEFAULT:
+                yield Finding(origin.node, f"frequencies take {origin.reason}; under a bfloat16 default dtype "
+                                           "they are rounded to 8 bits and the angle error reaches pi by position 8191")

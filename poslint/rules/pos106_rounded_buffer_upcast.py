@@ -38,6 +38,6 @@ class RoundedFrequencyBuffer(Rule):
         for product in facts.products:
             rounded = product.factor.rounded
             if product.kind == "rope" and rounded is not None and rounded.prec is Prec.CONVERTED:
-                yield Finding(product.factor_node,
+                yield Finding(rounded.node,
                               f"frequencies from {rounded.reason} are upcast at use, but model.to(torch.bfloat16) "
                               "has already rounded them for good; the angle error passes 1 rad by position 818")

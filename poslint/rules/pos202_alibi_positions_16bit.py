@@ -1,0 +1,42 @@
+from poslint.rules.base import Finding, Rule
+from poslint.rules.consequences import when
+
+
+class AlibiPositions16Bit(Rule):
+    """
+    ## What it does
+    Finds ALiBi key or query positions that are produced in 16 bits before they meet the
+    slopes: an `arange` with a 16-bit, activation or buffer dtype, `.to(x.dtype)` on the
+    positions, or positions in the default dtype. The mechanisms are those of POS101.
+
+    ## Why is this bad?
+    bfloat16 holds integers exactly only up to 256 and float16 up to 2048. Rounded positions
+    give rounded distances, even when the bias is then built relative to the query: neighbouring
+    keys get the same bias, and the diagonal is no longer zero.
+
+    ## Example
+    ```python
+    positions = torch.arange(seq_len, device=q.device, dtype=q.dtype)
+    bias = slopes[:, None, None] * (positions[None, :] - positions[:, None])
+    ```
+
+    ## Use instead
+    ```python
+    positions = torch.arange(seq_len, device=q.device)
+    bias = slopes[:, None, None] * (positions[None, :] - positions[:, None])
+    ```
+
+    ## Fix safety
+    There is no automatic fix yet.
+    """
+
+    code = "POS202"
+    name = "alibi-positions-16bit"
+    summary = "ALiBi positions are produced in 16 bits"
+
+    def check(self, facts):
+        for product in facts.products:
+            origin = product.positions.lost_precision()
+            if product.kind == "alibi" and origin is not None:
+                yield Finding(origin.node, f"ALiBi positions take {origin.reason}; {when(origin.prec)}"
+                                           "bfloat16 holds integers exactly only up to 256")
