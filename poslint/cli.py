@@ -9,7 +9,6 @@ argument that is not a subcommand name (or a top-level ``--help``/``-h``/``--ver
 from __future__ import annotations
 
 import errno
-import sys
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 

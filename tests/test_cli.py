@@ -370,7 +370,8 @@ def test_per_file_ignores(test_rules):
     write("src/legacy.py", BF16)
     write("src/model.py", BF16)
     result = run(".")
-    assert result.stdout.splitlines() == [os.path.join("src", "model.py") + ":3:5: POS999 [*] positions built in bfloat16"]
+    expected = os.path.join("src", "model.py") + ":3:5: POS999 [*] positions built in bfloat16"
+    assert result.stdout.splitlines() == [expected]
 
 
 def test_config_exclude_and_extend_exclude(test_rules):
