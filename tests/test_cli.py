@@ -138,6 +138,13 @@ def test_non_utf8_file_is_pos001():
     assert "Traceback" not in result.output
 
 
+def test_null_byte_file_is_pos001():
+    Path("nul.py").write_bytes(b"x = 1\x00\n")
+    result = run("nul.py")
+    assert result.exit_code == 1
+    assert result.stdout.startswith("nul.py:1:1: POS001 cannot parse: ")
+
+
 def test_file_with_coding_cookie_decodes():
     Path("latin.py").write_bytes(b'# -*- coding: latin-1 -*-\nname = "caf\xe9"\n')
     assert run("latin.py").exit_code == 0
