@@ -7,7 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
-from poslint.analysis.lattice import Value
+from poslint.analysis.lattice import Role, Value
 
 if TYPE_CHECKING:
     from poslint.analysis.names import ImportResolver
@@ -88,6 +88,25 @@ class Creation:
     site: Site
 
 
+@dataclass(frozen=True)
+class Trig:
+    """``cos``/``sin``/``polar`` applied to a value (usually angles)."""
+
+    node: ast.AST
+    angle: Value
+    site: Site
+
+
+@dataclass(frozen=True)
+class AttrRead:
+    """A read of a buffer or parameter ``self.<attr>`` in code that may run after ``module.to()``."""
+
+    node: ast.AST
+    cls: str
+    attr: str
+    site: Site
+
+
 @dataclass
 class ModuleFacts:
     tree: ast.Module
@@ -98,10 +117,25 @@ class ModuleFacts:
     casts: List[Cast] = field(default_factory=list)
     stores: List[Store] = field(default_factory=list)
     creations: List[Creation] = field(default_factory=list)
+    trigs: List[Trig] = field(default_factory=list)
+    attr_reads: List[AttrRead] = field(default_factory=list)
     # Product sites whose result reached cos/sin/polar: certainly rotary.
     rotary_products: Set[NodeKey] = field(default_factory=set)
     # Buffers and parameters per class: attr -> storage.
     module_tensors: Dict[str, Dict[str, str]] = field(default_factory=dict)
+    _parents: Optional[Dict[int, ast.AST]] = field(default=None, repr=False)
+
+    def cos_sin_cast_after(self, product: Product) -> bool:
+        """Whether cos/sin computed from this product are cast to an explicit dtype afterwards,
+        so that computing the product in float32 leaves the outputs' dtypes as they were."""
+        key = node_key(product.node)
+        return any(cast.before.has(Role.TRIG) and key in cast.before.products for cast in self.casts)
+
+    def parent_of(self, node: ast.AST) -> Optional[ast.AST]:
+        if self._parents is None:
+            self._parents = {id(child): parent for parent in ast.walk(self.tree)
+                             for child in ast.iter_child_nodes(parent)}
+        return self._parents.get(id(node))
 
     def source(self, node: ast.AST) -> str:
         start, end = self.span(node)

@@ -15,8 +15,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from poslint.analysis.facts import (Cast, Creation, ModuleFacts, Product, Site, Store,
-                                    node_key)
+from poslint.analysis.facts import (AttrRead, Cast, Creation, ModuleFacts, Product, Site, Store,
+                                    Trig, node_key)
 from poslint.analysis.lattice import (UNKNOWN, UNKNOWN_TENSOR, Origin, Prec, Role, Sort, Value,
                                       dtype_value, merge, tensor)
 
@@ -593,6 +593,10 @@ class Interpreter:
             self.facts.stores.append(fact)
         elif isinstance(fact, Creation):
             self.facts.creations.append(fact)
+        elif isinstance(fact, Trig):
+            self.facts.trigs.append(fact)
+        elif isinstance(fact, AttrRead):
+            self.facts.attr_reads.append(fact)
 
     # ---- expressions -------------------------------------------------------------------
 
@@ -693,6 +697,7 @@ class Interpreter:
         value = self._hint(node.attr, value)
         converted = storage in ("buffer", "parameter") and frame.runtime and value.prec is not Prec.INT
         if converted and (value.is_tensor or value.roles):
+            self._record(AttrRead(node, cls.name, node.attr, frame.site()), ("read", node_key(node)))
             reason = f"{storage} '{node.attr}'"
             origin = Origin.at(node, reason, Prec.CONVERTED)
             if value.is_complex:
@@ -1051,6 +1056,7 @@ class Interpreter:
         if name == "polar":
             angle = args[1] if len(args) > 1 else kwargs.get("angle", UNKNOWN)
             self._mark_rotary(angle)
+            self._record(Trig(node, angle, frame.site()), ("trig", node_key(node), angle, frame.site()))
             return angle.with_(sort=Sort.TENSOR, roles=frozenset({Role.ROTARY_COMPLEX}), is_complex=True)
         if name in ("view_as_complex", "complex"):
             base = args[0] if args else UNKNOWN
@@ -1124,6 +1130,7 @@ class Interpreter:
 
     def trig(self, node: ast.AST, angle: Value, frame: Frame) -> Value:
         self._mark_rotary(angle)
+        self._record(Trig(node, angle, frame.site()), ("trig", node_key(node), angle, frame.site()))
         prec = angle.prec
         if angle.is_tensor and prec is Prec.INT:
             return self.default_tensor(node, frame, "cos/sin of an integer tensor").with_(roles=frozenset({Role.TRIG}))

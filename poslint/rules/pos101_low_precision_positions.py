@@ -1,3 +1,5 @@
+from poslint.diagnostics import Fix
+from poslint.fixes import make_float32, torch_name
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import DISTINCT_BF16_8K, when
 
@@ -33,9 +35,10 @@ class LowPrecisionPositions(Rule):
 
     ## Fix safety
     The fix makes the positions float32 (`dtype=torch.float32`, or `.float()` in place of the
-    16-bit cast). It changes only the precision of the positions; products with them promote to
-    float32, and code that casts cos/sin to the activation dtype keeps its output dtypes. It is
-    safe.
+    16-bit cast). It is safe when cos/sin are cast to an explicit dtype afterwards (the usual
+    `.to(x.dtype)`): only the precision of the computation changes. Where cos/sin are returned
+    as computed, the outputs may turn float32, which callers can observe, so the fix is unsafe
+    there.
     """
 
     code = "POS101"
@@ -47,4 +50,15 @@ class LowPrecisionPositions(Rule):
         for product in facts.products:
             origin = product.positions.lost_precision()
             if product.kind == "rope" and origin is not None:
-                yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{DISTINCT_BF16_8K}")
+                yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{DISTINCT_BF16_8K}",
+                              positions_fix(facts, product, origin.node))
+
+
+def positions_fix(facts, product, node):
+    """Make the positions float32. Safe when cos/sin are cast to an explicit dtype afterwards,
+    so the outputs keep their dtypes; otherwise they may turn float32, which callers can see."""
+    edits = make_float32(facts, node)
+    if not edits:
+        return None
+    safety = "safe" if facts.cos_sin_cast_after(product) else "unsafe"
+    return Fix(tuple(edits), safety, "compute the positions in float32", torch_name(facts)[1])

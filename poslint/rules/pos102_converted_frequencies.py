@@ -1,4 +1,6 @@
 from poslint.analysis import Prec
+from poslint.diagnostics import Fix
+from poslint.fixes import buffer_to_attribute, module_tensor_name, make_float32, torch_name
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import when
 
@@ -31,13 +33,21 @@ class LowPrecisionFrequencies(Rule):
     input's device at use.
 
     ## Fix safety
-    There is no automatic fix yet: where the values that built the buffer are at hand, rewrite
-    the use by hand as above.
+    For a buffer, the fix keeps the float32 frequencies out of the cast's reach: the
+    `register_buffer` call becomes a plain attribute, and each read in the forward path moves
+    it to the device at hand (`self.inv_freq.to(x.device)`). That is the smallest correct diff:
+    recomputing in forward needs the construction values (`base`, `dim`, scaling), which are
+    often not kept. It is unsafe: the tensor leaves `state_dict()` and `buffers()` (a
+    persistent buffer's key disappears from checkpoints), and meta-device initialisation no
+    longer materialises it. An `nn.Parameter` is unwrapped the same way (it leaves
+    `parameters()` too). For a 16-bit cast, the fix casts to float32 instead, which is safe
+    when cos/sin are cast afterwards. There is no fix when no tensor at hand names the device.
     """
 
     code = "POS102"
     name = "low-precision-frequencies"
     summary = "RoPE frequencies enter the angle product in 16 bits (converted buffer or 16-bit cast)"
+    fix_availability = "sometimes"
 
     def check(self, facts):
         for product in facts.products:
@@ -47,8 +57,20 @@ class LowPrecisionFrequencies(Rule):
             if factor.prec is Prec.CONVERTED:
                 message = (f"frequencies from {factor.origin.reason} enter the angle product unconverted; "
                            "model.to(torch.bfloat16) rounds them, and the angle error reaches pi by position 8191")
-                yield Finding(product.factor_node, message)
+                yield Finding(product.factor_node, message, converted_buffer_fix(facts, factor.origin.reason))
             else:
                 message = (f"frequencies are cast to {factor.origin.reason} before the angle product; "
                            f"{when(factor.prec)}the angle error reaches pi by position 8191")
-                yield Finding(factor.origin.node, message)
+                edits = make_float32(facts, factor.origin.node)
+                fix = Fix(tuple(edits), "safe" if facts.cos_sin_cast_after(product) else "unsafe",
+                          "cast the frequencies to float32", torch_name(facts)[1]) if edits else None
+                yield Finding(factor.origin.node, message, fix)
+
+
+def converted_buffer_fix(facts, reason):
+    """Shared with POS104 and POS106: keep the tensor in a plain attribute, moved at each use."""
+    attr = module_tensor_name(reason)
+    edits = buffer_to_attribute(facts, attr) if attr else None
+    if not edits:
+        return None
+    return Fix(tuple(edits), "unsafe", f"keep '{attr}' in a plain attribute that module.to() does not convert")

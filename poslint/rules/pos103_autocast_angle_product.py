@@ -1,4 +1,8 @@
+import ast
+
 from poslint.analysis import Prec
+from poslint.diagnostics import Fix
+from poslint.fixes import atom, enclosing_statement, replace, simple_name, torch_name, wrap_in_block
 from poslint.rules.base import Finding, Rule
 
 LOWERED_ON_CPU_TOO = frozenset({"matmul", "@", "mm", "bmm", "baddbmm", "addbmm", "addmm", "linear"})
@@ -31,12 +35,19 @@ class AutocastAngleProduct(Rule):
     ```
 
     ## Fix safety
-    There is no automatic fix yet.
+    The fix puts the statement that computes the product under
+    `with torch.autocast(device_type=<operand>.device.type, enabled=False):` and upcasts both
+    operands with `.float()` (a tensor that is already 16-bit stays 16-bit inside the block).
+    The device type comes from an operand, never a hard-coded string. It is safe when cos/sin
+    are cast to an explicit dtype afterwards, so the outputs keep their dtypes; otherwise the
+    outputs may turn float32 under autocast, and the fix is unsafe. There is no fix when the
+    product is not a statement of its own in a block, or no operand names its device.
     """
 
     code = "POS103"
     name = "autocast-angle-product"
     summary = "RoPE angle product uses an op that autocast lowers to 16 bits"
+    fix_availability = "sometimes"
 
     def check(self, facts):
         for product in facts.products:
@@ -49,4 +60,25 @@ class AutocastAngleProduct(Rule):
             where = "CUDA and CPU" if product.op in LOWERED_ON_CPU_TOO else "CUDA"
             yield Finding(product.node,
                           f"angle product uses {product.op}, which {where} autocast runs in bfloat16 even for "
-                          "float32 inputs; only 897 of 8192 positions stay distinct")
+                          "float32 inputs; only 897 of 8192 positions stay distinct", autocast_fix(facts, product))
+
+
+def autocast_fix(facts, product):
+    statement = enclosing_statement(facts, product.node)
+    device = simple_name(facts, product.positions_node) or simple_name(facts, product.factor_node)
+    if statement is None or device is None:
+        return None
+    torch, imports = torch_name(facts)
+    upcasts = [replace(facts, operand, f"{atom(facts, operand)}.float()")
+               for operand in (product.positions_node, product.factor_node) if not _is_float_call(operand)]
+    header = f"with {torch}.autocast(device_type={device}.device.type, enabled=False):"
+    edit = wrap_in_block(facts, statement, header, upcasts)
+    if edit is None:
+        return None
+    safety = "safe" if facts.cos_sin_cast_after(product) else "unsafe"
+    return Fix((edit,), safety, "compute the angle product in float32 with autocast disabled", imports)
+
+
+def _is_float_call(node):
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "float" \
+        and not node.args

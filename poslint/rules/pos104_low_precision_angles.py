@@ -1,5 +1,8 @@
-from poslint.analysis import Role
+from poslint.analysis import Role, node_key
+from poslint.diagnostics import Edit, Fix
+from poslint.fixes import atom, insert_after, replace
 from poslint.rules.base import Finding, Rule
+from poslint.rules.pos102_converted_frequencies import converted_buffer_fix
 from poslint.rules.consequences import when
 
 
@@ -30,19 +33,25 @@ class LowPrecisionAngles(Rule):
     ```
 
     ## Fix safety
-    There is no automatic fix yet.
+    For angles cast to 16 bits, the fix removes the cast from the angles and applies the same
+    cast to every cos/sin computed from them, so the outputs keep their dtypes; it is safe. It
+    is offered only when every cos/sin of those angles is in view. For a buffer holding angles
+    or a complex rotation, the fix is POS102's (a plain attribute, moved to the device at
+    use), which is unsafe because the tensor leaves `state_dict()` and `buffers()`.
     """
 
     code = "POS104"
     name = "low-precision-angles"
     summary = "RoPE angles (not cos/sin) are cast to or stored in 16 bits"
+    fix_availability = "sometimes"
 
     def check(self, facts):
         for cast in facts.casts:
             before, after = cast.before, cast.after
             if before.has(Role.ANGLES) and after.prec.may_be_16bit:
                 yield Finding(cast.node, f"angles are cast to {after.origin.reason} before cos/sin; "
-                                         f"{when(after.prec)}angles near 8192 rad are 64 apart in bfloat16")
+                                         f"{when(after.prec)}angles near 8192 rad are 64 apart in bfloat16",
+                              move_cast_to_cos_sin(facts, cast))
             elif before.has(Role.ROTARY_COMPLEX) and before.is_complex and not after.is_complex:
                 yield Finding(cast.node, f"complex rotation is cast to the real dtype {after.origin.reason}, "
                                          "which drops the imaginary part (sin)")
@@ -52,7 +61,25 @@ class LowPrecisionAngles(Rule):
             value = store.value
             if value.has(Role.ROTARY_COMPLEX) and value.is_complex:
                 yield Finding(store.node, f"complex rotation kept in {store.storage} '{store.attr}'; "
-                                          "model.to(torch.bfloat16) makes it real, dropping sin")
+                                          "model.to(torch.bfloat16) makes it real, dropping sin",
+                              converted_buffer_fix(facts, f"buffer '{store.attr}'"))
             elif value.has(Role.ANGLES):
                 yield Finding(store.node, f"angles kept in {store.storage} '{store.attr}'; model.to(torch.bfloat16) "
-                                          "rounds them, and angles near 8192 rad are 64 apart in bfloat16")
+                                          "rounds them, and angles near 8192 rad are 64 apart in bfloat16",
+                              converted_buffer_fix(facts, f"buffer '{store.attr}'"))
+
+
+def move_cast_to_cos_sin(facts, cast):
+    """``emb = a.to(x.dtype); emb.cos()`` -> ``emb = a; emb.cos().to(x.dtype)``."""
+    key = node_key(cast.node)
+    consumers = [trig.node for trig in facts.trigs if trig.angle.origin is not None and trig.angle.origin.key == key]
+    if not consumers:
+        return None
+    cast_start, cast_end = facts.span(cast.node)
+    _, receiver_end = facts.span(cast.receiver_node)
+    if not (cast_start <= receiver_end <= cast_end) or cast.receiver_node is cast.node:
+        return None
+    suffix = facts.text[receiver_end:cast_end]  # ".to(x.dtype)", ".half()", ...
+    edits = [replace(facts, cast.node, atom(facts, cast.receiver_node))]
+    edits += [insert_after(facts, node, suffix) for node in {id(n): n for n in consumers}.values()]
+    return Fix(tuple(edits), "safe", "cast cos/sin instead of the angles")

@@ -1,4 +1,6 @@
 from poslint.analysis import Prec, Role
+from poslint.diagnostics import Fix
+from poslint.fixes import make_float32, torch_name
 from poslint.rules.base import Finding, Rule
 
 
@@ -25,16 +27,23 @@ class DefaultDtypeFrequencies(Rule):
     ```
 
     ## Fix safety
-    There is no automatic fix yet.
+    The fix makes the integer operand float32 (`dtype=torch.float32` on the `arange`, or
+    `.float()`). Under a float32 default dtype it computes exactly the same values, so it is
+    safe.
     """
 
     code = "POS105"
     name = "default-dtype-frequencies"
     summary = "RoPE frequencies are computed in the default dtype, which loaders set to 16 bits"
+    fix_availability = "sometimes"
 
     def check(self, facts):
         for creation in facts.creations:
             origin = creation.value.lost_precision()
             if creation.value.has(Role.FREQS) and origin is not None and origin.prec is Prec.DEFAULT:
+                edits = make_float32(facts, origin.node)
+                fix = Fix(tuple(edits), "safe", "compute the frequencies in float32", torch_name(facts)[1]) \
+                    if edits else None
                 yield Finding(origin.node, f"frequencies take {origin.reason}; under a bfloat16 default dtype "
-                                           "they are rounded to 8 bits and the angle error reaches pi by position 8191")
+                                           "they are rounded to 8 bits and the angle error reaches pi by position 8191",
+                              fix)

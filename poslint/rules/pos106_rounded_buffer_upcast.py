@@ -1,5 +1,6 @@
 from poslint.analysis import Prec
 from poslint.rules.base import Finding, Rule
+from poslint.rules.pos102_converted_frequencies import converted_buffer_fix
 
 
 class RoundedFrequencyBuffer(Rule):
@@ -27,12 +28,16 @@ class RoundedFrequencyBuffer(Rule):
     moved to the input's device at use), or recompute them in float32 in forward.
 
     ## Fix safety
-    There is no automatic fix yet.
+    The fix is POS102's: the `register_buffer` call becomes a plain attribute and each read in
+    the forward path moves it to the device at hand. The existing `.float()` then upcasts an
+    unrounded float32 value and is harmless. It is unsafe: the tensor leaves `state_dict()` and
+    `buffers()`, and meta-device initialisation no longer materialises it.
     """
 
     code = "POS106"
     name = "rounded-frequency-buffer"
     summary = "RoPE frequencies come from a buffer that module.to() rounds, upcast only at use"
+    fix_availability = "sometimes"
 
     def check(self, facts):
         for product in facts.products:
@@ -40,4 +45,5 @@ class RoundedFrequencyBuffer(Rule):
             if product.kind == "rope" and rounded is not None and rounded.prec is Prec.CONVERTED:
                 yield Finding(rounded.node,
                               f"frequencies from {rounded.reason} are upcast at use, but model.to(torch.bfloat16) "
-                              "has already rounded them for good; the angle error passes 1 rad by position 818")
+                              "has already rounded them for good; the angle error passes 1 rad by position 818",
+                              converted_buffer_fix(facts, rounded.reason))

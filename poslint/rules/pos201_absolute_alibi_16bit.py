@@ -1,5 +1,8 @@
 from poslint.analysis import Prec, Role, node_key
+from poslint.diagnostics import Fix
+from poslint.fixes import atom, make_float32, make_float32_operand, replace, torch_name
 from poslint.rules.base import Finding, Rule
+from poslint.rules.pos102_converted_frequencies import converted_buffer_fix
 from poslint.rules.consequences import when
 
 
@@ -35,26 +38,37 @@ class AbsoluteAlibi16Bit(Rule):
     ```
 
     ## Fix safety
-    There is no automatic fix yet. A full [.., S, S] bias can be rewritten to relative
-    distances; a broadcast [.., 1, S] bias has no shape-preserving relative form and must
-    instead stay float32 until it is added to float32 scores, which costs float32 attention.
+    Every fix here is unsafe: it changes numerics by design, and the bias's dtype. The fixes
+    keep the bias in float32: the 16-bit cast of the bias is removed, 16-bit slopes become
+    float32, a default-dtype product gets float32 positions, and a buffer becomes a plain
+    attribute moved to the device at use. The bias must then be added to float32 scores:
+    attention in float32 costs speed and memory (the trade-off the original finding pointed
+    out), and an op such as `baddbmm` that needs one dtype for all inputs needs its other
+    operands upcast too. A full [.., S, S] bias can instead be rewritten to relative distances
+    (key - query, zero on the diagonal), which keeps 16-bit attention exact near the diagonal;
+    poslint does not rewrite shapes automatically, so do that by hand where memory allows. A
+    broadcast [.., 1, S] bias has no shape-preserving relative form.
     """
 
     code = "POS201"
     name = "absolute-alibi-16bit"
     summary = "ALiBi bias from absolute positions is held in 16 bits"
+    fix_availability = "sometimes"
 
     def check(self, facts):
         for cast in facts.casts:
             before, after = cast.before, cast.after
             if before.has(Role.BIAS) and before.relative is False and after.prec.may_be_16bit:
+                fix = Fix((replace(facts, cast.node, atom(facts, cast.receiver_node)),), "unsafe",
+                          "keep the ALiBi bias in float32") if cast.receiver_node is not cast.node else None
                 yield Finding(cast.node, f"ALiBi bias from absolute positions is cast to {after.origin.reason}; "
-                                         f"{when(after.prec)}{_COLLAPSE}")
+                                         f"{when(after.prec)}{_COLLAPSE}", fix)
         for store in facts.stores:
             value = store.value
             if store.storage != "plain" and value.has(Role.BIAS) and value.relative is False:
                 yield Finding(store.node, f"ALiBi bias from absolute positions kept in {store.storage} "
-                                          f"'{store.attr}'; after model.to(torch.bfloat16) {_COLLAPSE}")
+                                          f"'{store.attr}'; after model.to(torch.bfloat16) {_COLLAPSE}",
+                              converted_buffer_fix(facts, f"buffer '{store.attr}'"))
         cast_later = {key for cast in facts.casts if cast.after.prec.may_be_16bit for key in cast.before.products}
         for product in facts.products:
             if product.kind != "alibi" or product.positions.relative is not False:
@@ -62,10 +76,17 @@ class AbsoluteAlibi16Bit(Rule):
             slopes = product.factor.lost_precision()
             if slopes is not None and slopes.prec is not Prec.DEFAULT:
                 yield Finding(slopes.node, f"ALiBi slopes take {slopes.reason} and multiply absolute positions; "
-                                           f"{when(slopes.prec)}{_COLLAPSE}")
+                                           f"{when(slopes.prec)}{_COLLAPSE}",
+                              _unsafe(facts, make_float32(facts, slopes.node), "compute the slopes in float32"))
             elif product.result.prec is Prec.DEFAULT and node_key(product.node) not in cast_later:
                 yield Finding(product.node, "ALiBi bias from absolute positions is computed in the default dtype; "
-                                            f"under a bfloat16 default dtype {_COLLAPSE}")
+                                            f"under a bfloat16 default dtype {_COLLAPSE}",
+                              _unsafe(facts, make_float32_operand(facts, product.positions_node),
+                                      "compute the ALiBi bias in float32"))
+
+
+def _unsafe(facts, edits, description):
+    return Fix(tuple(edits), "unsafe", description, torch_name(facts)[1]) if edits else None
 
 
 _COLLAPSE = "near position 4096 the 64 keys nearest the query collapse to a handful of distinct values"

@@ -1,3 +1,5 @@
+from poslint.diagnostics import Fix
+from poslint.fixes import make_float32, torch_name
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import when
 
@@ -27,16 +29,21 @@ class AlibiPositions16Bit(Rule):
     ```
 
     ## Fix safety
-    There is no automatic fix yet.
+    The fix makes the positions float32 (exact for integers up to 2**24). Like every ALiBi fix
+    it is unsafe: it changes the bias's numerics by design, and possibly its dtype.
     """
 
     code = "POS202"
     name = "alibi-positions-16bit"
     summary = "ALiBi positions are produced in 16 bits"
+    fix_availability = "sometimes"
 
     def check(self, facts):
         for product in facts.products:
             origin = product.positions.lost_precision()
             if product.kind == "alibi" and origin is not None:
+                edits = make_float32(facts, origin.node)
+                fix = Fix(tuple(edits), "unsafe", "compute the ALiBi positions in float32",
+                          torch_name(facts)[1]) if edits else None
                 yield Finding(origin.node, f"ALiBi positions take {origin.reason}; {when(origin.prec)}"
-                                           "bfloat16 holds integers exactly only up to 256")
+                                           "bfloat16 holds integers exactly only up to 256", fix)

@@ -1,0 +1,224 @@
+"""Building blocks for the rules' fixes: span edits computed from ``ast`` nodes.
+
+Every edit replaces the exact span of one node (or inserts at one point), so a fix never
+touches text outside its own span; comments and formatting elsewhere are kept byte for byte.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import List, Optional, Tuple
+
+from poslint.analysis import ModuleFacts
+from poslint.diagnostics import Edit
+
+# Parameter names that carry sizes, scalars or options, not tensors: never a device source.
+_NOT_TENSORS = re.compile(r"^(self|cls|dtype|n|d|k)$|(^|_)(size|len|length|seqlen|dim|dims|num|count|base|"
+                          r"theta|scale|scaling|factor|offset|start|end|step|max|min|heads|pct|ratio|kwargs|args)"
+                          r"($|_)")
+
+
+def torch_name(facts: ModuleFacts) -> Tuple[str, Tuple[str, ...]]:
+    """How this file spells ``torch``, and the import to add when it does not import it."""
+    for alias, target in facts.names.aliases.items():
+        if target == "torch":
+            return alias, ()
+    return "torch", ("import torch",)
+
+
+def replace(facts: ModuleFacts, node: ast.AST, text: str) -> Edit:
+    start, end = facts.span(node)
+    return Edit(start, end, text)
+
+
+def insert_after(facts: ModuleFacts, node: ast.AST, text: str) -> Edit:
+    _, end = facts.span(node)
+    return Edit(end, end, text)
+
+
+def atom(facts: ModuleFacts, node: ast.AST) -> str:
+    """The source of ``node``, parenthesised when a method call could not follow it directly."""
+    src = facts.source(node)
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List,
+                         ast.Tuple, ast.Dict, ast.ListComp)):
+        return src
+    return f"({src})"
+
+
+def keyword(call: ast.Call, name: str) -> Optional[ast.keyword]:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw
+    return None
+
+
+def set_dtype_float32(facts: ModuleFacts, call: ast.Call) -> List[Edit]:
+    """``f(..., dtype=X)`` -> ``f(..., dtype=torch.float32)``; adds the keyword when missing."""
+    torch, _ = torch_name(facts)
+    existing = keyword(call, "dtype")
+    if existing is not None:
+        return [replace(facts, existing.value, f"{torch}.float32")]
+    last = (call.args + call.keywords)[-1] if (call.args or call.keywords) else None
+    if last is None:
+        start, end = facts.span(call)
+        close = facts.text.rindex(")", start, end)
+        return [Edit(close, close, f"dtype={torch}.float32")]
+    return [insert_after(facts, last.value if isinstance(last, ast.keyword) else last, f", dtype={torch}.float32")]
+
+
+def make_float32(facts: ModuleFacts, node: ast.AST) -> List[Edit]:
+    """Edits that make the tensor computed by ``node`` float32 without other change."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        method = node.func.attr
+        receiver = node.func.value
+        if method in ("arange", "linspace", "zeros", "ones", "full", "tensor", "empty", "logspace") and \
+                facts.names.qualname(node.func) is not None:
+            return set_dtype_float32(facts, node)
+        if method in ("half", "bfloat16", "type_as", "type") or (method == "to" and _only_dtype_args(facts, node)):
+            return [replace(facts, node, f"{atom(facts, receiver)}.float()")]
+        if method == "to" and keyword(node, "dtype") is not None:
+            return set_dtype_float32(facts, node)
+    if isinstance(node, ast.Call) and facts.names.qualname(node.func) in (
+            "torch.arange", "torch.linspace", "torch.tensor", "torch.logspace"):
+        return set_dtype_float32(facts, node)
+    if isinstance(node, ast.BinOp):
+        # An integer tensor in a true division or with a Python float: make that operand float32.
+        for side in (node.left, node.right):
+            if _is_integer_tensor_expr(facts, side):
+                return make_float32_operand(facts, side)
+    return []
+
+
+def make_float32_operand(facts: ModuleFacts, node: ast.AST) -> List[Edit]:
+    if isinstance(node, ast.Call) and facts.names.qualname(node.func) in ("torch.arange", "torch.linspace") \
+            and keyword(node, "dtype") is None:
+        return set_dtype_float32(facts, node)
+    return [replace(facts, node, f"{atom(facts, node)}.float()")]
+
+
+def _is_integer_tensor_expr(facts: ModuleFacts, node: ast.AST) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and facts.names.qualname(sub.func) in ("torch.arange", "torch.range"):
+            return True
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "cumsum":
+            return True
+    return False
+
+
+def _only_dtype_args(facts: ModuleFacts, call: ast.Call) -> bool:
+    """``.to(x.dtype)`` / ``.to(torch.bfloat16)`` / ``.to(x)``: nothing but the dtype source."""
+    return len(call.args) == 1 and not call.keywords
+
+
+def enclosing(facts: ModuleFacts, node: ast.AST, kinds) -> Optional[ast.AST]:
+    current = facts.parent_of(node)
+    while current is not None and not isinstance(current, kinds):
+        current = facts.parent_of(current)
+    return current
+
+
+def enclosing_statement(facts: ModuleFacts, node: ast.AST) -> Optional[ast.stmt]:
+    """The simple statement that contains ``node``, if it sits directly in a block."""
+    current = node
+    while current is not None and not isinstance(current, ast.stmt):
+        current = facts.parent_of(current)
+    if current is None or isinstance(current, (ast.If, ast.For, ast.While, ast.With, ast.Try,
+                                               ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+        return None
+    return current
+
+
+def device_source(facts: ModuleFacts, node: ast.AST) -> Optional[str]:
+    """An expression for the device at ``node``: a ``device`` parameter, or ``<param>.device``
+    of the enclosing function's first tensor-like parameter."""
+    function = enclosing(facts, node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    if function is None:
+        return None
+    params = [a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs]
+    if "device" in params:
+        return "device"
+    for name in params:
+        if not _NOT_TENSORS.search(name):
+            return f"{name}.device"
+    return None
+
+
+def simple_name(facts: ModuleFacts, node: ast.AST) -> Optional[str]:
+    """The source of ``node`` when it is a plain name or attribute chain, else None."""
+    probe = node
+    while isinstance(probe, ast.Attribute):
+        probe = probe.value
+    return facts.source(node) if isinstance(probe, ast.Name) else None
+
+
+def indent_of(facts: ModuleFacts, stmt: ast.stmt) -> str:
+    line = facts.index.line_text(stmt.lineno)
+    return line[: len(line) - len(line.lstrip())]
+
+
+def newline_of(facts: ModuleFacts) -> str:
+    text = facts.text
+    i = text.find("\n")
+    return "\r\n" if i > 0 and text[i - 1] == "\r" else "\n"
+
+
+def wrap_in_block(facts: ModuleFacts, stmt: ast.stmt, header: str, inner_edits: List[Edit]) -> Optional[Edit]:
+    """Put ``stmt`` (with ``inner_edits`` applied) under ``header`` (e.g. ``with ...:``), one
+    level deeper. Returns one edit spanning the statement, or None if it cannot be done cleanly."""
+    start, end = facts.span(stmt)
+    line_start = facts.index.starts[stmt.lineno - 1]
+    indent = indent_of(facts, stmt)
+    if facts.text[line_start:start] != indent:
+        return None  # shares its line with other code (``a = 1; b = 2``)
+    body = facts.text[start:end]
+    for edit in sorted(inner_edits, key=lambda e: e.start, reverse=True):
+        if not (start <= edit.start <= edit.end <= end):
+            return None
+        body = body[: edit.start - start] + edit.replacement + body[edit.end - start:]
+    newline = newline_of(facts)
+    step = "\t" if indent.startswith("\t") else "    "
+    lines = body.split(newline)
+    moved = [lines[0]] + [(step + line if line.strip() else line) for line in lines[1:]]
+    text = f"{header}{newline}{indent}{step}" + newline.join(moved)
+    return Edit(start, end, text)
+
+
+def buffer_to_attribute(facts: ModuleFacts, attr: str) -> Optional[List[Edit]]:
+    """Turn every ``self.register_buffer("<attr>", value, ...)`` (or ``nn.Parameter(value)``)
+    into a plain ``self.<attr> = value``, where ``module.to(dtype)`` cannot reach it, and move it
+    to the device at each run-time read."""
+    edits: List[Edit] = []
+    for store in facts.stores:
+        if store.attr != attr or store.value_node is None:
+            continue
+        if store.storage == "buffer" and isinstance(store.node, ast.Call):
+            if not isinstance(facts.parent_of(store.node), ast.Expr):
+                return None
+            edits.append(replace(facts, store.node, f"self.{attr} = {facts.source(store.value_node)}"))
+        elif store.storage == "parameter" and isinstance(store.value_node, ast.Call) and store.value_node.args \
+                and (facts.names.qualname(store.value_node.func) or "").endswith("Parameter"):
+            edits.append(replace(facts, store.value_node, facts.source(store.value_node.args[0])))
+    if not edits:
+        return None
+    seen = set()
+    for read in facts.attr_reads:
+        if read.attr != attr or id(read.node) in seen:
+            continue
+        seen.add(id(read.node))
+        parent = facts.parent_of(read.node)
+        if isinstance(parent, ast.Attribute) and parent.attr in ("dtype", "device", "shape", "to"):
+            continue  # metadata, or already moved explicitly
+        device = device_source(facts, read.node)
+        if device is None:
+            return None
+        edits.append(replace(facts, read.node, f"self.{attr}.to({device})"))
+    return edits
+
+
+def module_tensor_name(reason: str) -> Optional[str]:
+    """``"buffer 'inv_freq'"`` or ``"parameter 'inv_freq'"`` -> ``"inv_freq"``."""
+    for kind in ("buffer '", "parameter '"):
+        if reason.startswith(kind) and reason.endswith("'"):
+            return reason[len(kind):-1]
+    return None
