@@ -1,0 +1,347 @@
+"""Unit tests of the dtype-flow analysis, independent of any rule."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from poslint.analysis import Prec, Role, analyze
+from poslint.analysis.lattice import Origin, Sort, Value, merge, tensor
+from poslint.analysis.names import ImportResolver
+from poslint.source import LineIndex
+
+
+def facts_of(code: str):
+    code = textwrap.dedent(code)
+    return analyze(ast.parse(code), code, LineIndex(code))
+
+
+def only_product(code: str):
+    facts = facts_of(code)
+    assert len({p.node.lineno for p in facts.products}) == 1, facts.products
+    return facts.products[0]
+
+
+# ---- names ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("imports, expr, expected", [
+    ("import torch as T", "T.arange", "torch.arange"),
+    ("from torch import arange, bfloat16", "bfloat16", "torch.bfloat16"),
+    ("import torch", "torch.half", "torch.float16"),
+    ("import torch", "torch.float", "torch.float32"),
+    ("from torch import nn", "nn.Parameter", "torch.nn.Parameter"),
+    ("import torch.nn.functional as F", "F.pad", "torch.nn.functional.pad"),
+    ("import torch", "torch.cuda.amp.autocast", "torch.autocast"),
+    ("import numpy as np", "torch.arange", None),
+])
+def test_import_resolution(imports, expr, expected):
+    tree = ast.parse(imports)
+    assert ImportResolver(tree).qualname(ast.parse(expr, mode="eval").body) == expected
+
+
+# ---- lattice -------------------------------------------------------------------------------
+
+
+def test_merge_keeps_the_precision_that_may_lose_information():
+    low = tensor(Prec.LOW, Origin.at(ast.Pass(), "explicit torch.bfloat16", Prec.LOW))
+    f32 = tensor(Prec.F32)
+    assert merge(low, f32).prec is Prec.LOW
+    assert merge(f32, low).prec is Prec.LOW
+    assert merge(tensor(Prec.INT), f32).prec is Prec.F32
+
+
+def test_merge_with_an_untyped_value_keeps_roles():
+    listed = Value(sort=Sort.OTHER, roles=frozenset({Role.SLOPES}))
+    assert merge(Value(sort=Sort.TUPLE), listed).has(Role.SLOPES)
+
+
+def test_lost_precision_follows_upcasts():
+    origin = Origin.at(ast.Pass(), "buffer 'inv_freq'", Prec.CONVERTED)
+    upcast = tensor(Prec.F32, rounded=origin)
+    assert upcast.lost_precision() is origin
+    assert tensor(Prec.F32).lost_precision() is None
+
+
+# ---- transfer rules and promotion -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("positions, prec", [
+    ("torch.arange(n)", Prec.INT),
+    ("torch.arange(n).float()", Prec.F32),
+    ("torch.arange(n, dtype=torch.int64).float()", Prec.F32),
+    ("torch.arange(n, dtype=torch.bfloat16)", Prec.LOW),
+    ("torch.arange(n, dtype=torch.half)", Prec.LOW),
+    ("torch.arange(n).half()", Prec.LOW),
+    ("torch.arange(n).to(torch.float16)", Prec.LOW),
+    ("torch.arange(n).to(device=x.device, dtype=x.dtype)", Prec.ACTIVATION),
+    ("torch.arange(n, device=x.device).type_as(x)", Prec.ACTIVATION),
+    ("torch.arange(n).to(x)", Prec.ACTIVATION),
+    ("torch.arange(n).to(x.device)", Prec.INT),
+    ("torch.arange(0.0, n)", Prec.DEFAULT),
+    ("torch.arange(n) / 2", Prec.DEFAULT),
+    ("torch.arange(n) * 1.0", Prec.DEFAULT),
+    ("torch.arange(n) // 2", Prec.INT),
+    ("torch.linspace(0, n, n)", Prec.DEFAULT),
+    ("torch.arange(n).double()", Prec.F64),
+    ("torch.arange(n).type(torch.bfloat16)", Prec.LOW),
+])
+def test_position_precision(positions, prec):
+    product = only_product(f"""
+        import torch
+        def rope(x, n, inv_freq_base=10000.0):
+            inv_freq = 1.0 / (inv_freq_base ** (torch.arange(0, 64, 2).float() / 64))
+            t = {positions}
+            return torch.outer(t, inv_freq).cos()
+    """)
+    assert product.positions.prec is prec
+    assert product.kind == "rope"
+
+
+def test_integer_positions_with_float32_frequencies_promote_to_float32():
+    product = only_product("""
+        import torch
+        def rope(n):
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))
+            return (torch.arange(n)[:, None] * inv_freq[None, :]).cos()
+    """)
+    assert product.result.prec is Prec.F32
+
+
+def test_sixteen_bit_with_float32_promotes_and_remembers_the_rounding():
+    product = only_product("""
+        import torch
+        def rope(n):
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))
+            t = torch.arange(n, dtype=torch.bfloat16).float()
+            return torch.outer(t, inv_freq).cos()
+    """)
+    assert product.positions.prec is Prec.F32
+    assert product.positions.lost_precision().prec is Prec.LOW
+
+
+# ---- where values flow ----------------------------------------------------------------------
+
+
+ROTARY = """
+    import torch
+    from torch import nn
+
+    class Rotary(nn.Module):
+        def __init__(self, dim, base=10000):
+            super().__init__()
+            inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+            {store}
+            t = torch.arange(16, dtype=self.inv_freq.dtype)
+            self.cos0 = torch.outer(t, self.inv_freq).cos()
+
+        def cache(self, seq_len):
+            t = torch.arange(seq_len, dtype=self.inv_freq.dtype)
+            return torch.einsum("i,j->ij", t, self.inv_freq).cos()
+
+        def forward(self, x):
+            return self.cache(x.shape[-2])
+"""
+
+
+@pytest.mark.parametrize("store, runtime_prec", [
+    ('self.register_buffer("inv_freq", inv_freq, persistent=False)', Prec.CONVERTED),
+    ('self.register_buffer("inv_freq", inv_freq)', Prec.CONVERTED),
+    ("self.inv_freq = nn.Parameter(inv_freq, requires_grad=False)", Prec.CONVERTED),
+    ("self.inv_freq = inv_freq", Prec.F32),
+])
+def test_module_tensors_are_converted_only_after_construction(store, runtime_prec):
+    facts = facts_of(ROTARY.format(store=store))
+    by_function = {p.site.function: p for p in facts.products}
+    construction = by_function["Rotary.__init__"]
+    runtime = by_function["Rotary.cache"]
+    assert not construction.site.runtime and construction.factor.prec is Prec.F32
+    assert construction.positions.prec is Prec.F32
+    assert runtime.site.runtime
+    assert runtime.factor.prec is runtime_prec
+    assert runtime.positions.prec is runtime_prec
+
+
+def test_integer_buffers_are_not_converted():
+    facts = facts_of("""
+        import torch
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("pos", torch.arange(128))
+                self.inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))
+            def forward(self, x):
+                return torch.outer(self.pos.float(), self.inv_freq).cos()
+    """)
+    assert facts.products[0].positions.lost_precision() is None
+
+
+def test_function_arguments_and_returns_flow_across_calls():
+    facts = facts_of("""
+        import torch
+        def frequencies(dim, base=10000.0):
+            return 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+        def positions(n, dtype):
+            return torch.arange(n, dtype=dtype)
+        class M(torch.nn.Module):
+            def forward(self, x):
+                t = positions(x.shape[1], x.dtype)
+                return torch.outer(t, frequencies(64)).cos()
+    """)
+    (product,) = {p.positions.prec: p for p in facts.products if p.positions.prec is Prec.ACTIVATION}.values()
+    assert product.factor.has(Role.FREQS)
+    assert product.positions.origin.node.lineno == 6  # inside positions(), where the dtype is applied
+
+
+def test_tuple_unpacking_and_module_constants():
+    facts = facts_of("""
+        import torch
+        HALF = torch.float16
+        def build(n):
+            inv = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))
+            return torch.arange(n, dtype=HALF), inv
+        def use(n):
+            t, inv = build(n)
+            return torch.outer(t, inv).sin()
+    """)
+    assert facts.products[0].positions.prec is Prec.LOW
+
+
+def test_methods_of_an_instance_attribute_are_followed():
+    facts = facts_of("""
+        import torch
+        class Rotary(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))
+            def cos_sin(self, n, dtype):
+                t = torch.arange(n, dtype=dtype)
+                return torch.outer(t, self.inv_freq).cos()
+        class Attention(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rotary = Rotary()
+            def forward(self, q):
+                return self.rotary.cos_sin(q.shape[1], q.dtype)
+    """)
+    assert {p.positions.prec for p in facts.products} == {Prec.ACTIVATION}
+
+
+# ---- context --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wrapper, off", [
+    ('with torch.autocast(device_type="cuda", enabled=False):', True),
+    ("with torch.cuda.amp.autocast(enabled=False):", True),
+    ('with torch.amp.autocast("cuda", enabled=False):', True),
+    ("with maybe_autocast(device_type=x.device.type, enabled=False):", True),
+    ('with torch.autocast(device_type="cuda"):', False),
+    ("with torch.no_grad():", False),
+])
+def test_autocast_regions(wrapper, off):
+    product = only_product(f"""
+        import torch
+        def rope(x, inv_freq_col, pos_row):
+            inv_freq = inv_freq_col
+            {wrapper}
+                freqs = inv_freq.float() @ pos_row.float()
+            return freqs.cos()
+    """)
+    assert product.site.autocast_off is off
+
+
+def test_autocast_decorator_and_custom_fwd():
+    facts = facts_of("""
+        import torch
+        @torch.autocast("cuda", enabled=False)
+        def a(inv_freq, t):
+            return torch.einsum("i,j->ij", t, inv_freq).cos()
+        @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)
+        def b(inv_freq, t):
+            return torch.einsum("i,j->ij", t, inv_freq).cos()
+    """)
+    assert facts.products and all(p.site.autocast_off for p in facts.products)
+
+
+def test_construction_only_helpers_are_not_runtime():
+    facts = facts_of("""
+        import torch
+        def precompute(dim, end):
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+            return torch.einsum("i,j->ij", torch.arange(end).float(), inv_freq).cos()
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cache = precompute(64, 128)
+    """)
+    assert [p.site.runtime for p in facts.products] == [False]
+
+
+def test_set_default_dtype_makes_the_default_explicit():
+    facts = facts_of("""
+        import torch
+        def build(n):
+            torch.set_default_dtype(torch.bfloat16)
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2) / 64))
+            return torch.outer(torch.arange(n), inv_freq).cos()
+    """)
+    assert facts.products[0].factor.prec is Prec.LOW
+
+
+# ---- recognising the mechanism without names ------------------------------------------------
+
+
+def test_frequencies_are_recognised_by_shape_not_name():
+    facts = facts_of("""
+        import torch
+        def f(a, n):
+            w = 1.0 / (a ** (torch.arange(0, 64, 2).float() / 64))
+            p = torch.arange(n, dtype=torch.float16)
+            return torch.sin(p[:, None] * w[None, :])
+    """)
+    (product,) = facts.products
+    assert product.kind == "rope" and product.positions.prec is Prec.LOW
+    assert facts.rotary_products
+
+
+def test_alibi_slopes_from_a_python_list():
+    facts = facts_of("""
+        import math, torch
+        def slopes(n):
+            start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+            return [start * start ** i for i in range(n)]
+        def bias(n_heads, seq_len):
+            m = torch.tensor(slopes(n_heads))
+            return m[:, None] * torch.arange(seq_len)[None, :]
+    """)
+    (product,) = facts.products
+    assert product.kind == "alibi" and product.positions.relative is False
+
+
+@pytest.mark.parametrize("query, relative", [
+    ("pos[:, None]", True),  # key - query on different axes
+    ("pos[None, :]", False),  # the same axis: still absolute
+    ("torch.diagonal(pos[None, :]).unsqueeze(-1)", False),  # the diagonal of a 1 x N view is one element
+])
+def test_relative_alibi_distances(query, relative):
+    facts = facts_of(f"""
+        import torch
+        def bias(seq_len, n_heads=8):
+            m = torch.pow(2.0, -8.0 / n_heads * torch.arange(1, n_heads + 1, dtype=torch.float32))
+            pos = torch.arange(seq_len)
+            distance = pos[None, :] - {query}
+            return m[:, None, None] * distance[None]
+    """)
+    (product,) = facts.products
+    assert product.positions.relative is relative
+
+
+def test_geometric_sequences_that_are_not_multiplied_by_positions_are_silent():
+    facts = facts_of("""
+        import torch
+        def decay(steps, gamma=0.5):
+            return gamma ** torch.arange(steps)
+    """)
+    assert not facts.products
