@@ -46,6 +46,33 @@ class LowPrecisionPositions(Rule):
     summary = "RoPE positions are, or become at run time, 16-bit before they meet the frequencies"
     fix_availability = "sometimes"
 
+    VALID = [
+        """
+import torch
+def rope(x, inv_freq):
+    t = torch.arange(x.shape[-2], device=x.device).float()
+    return torch.outer(t, inv_freq).cos().to(x.dtype)
+""",
+    ]
+    INVALID = [
+        """
+import torch
+def rope(x, inv_freq):
+    t = torch.arange(x.shape[-2], device=x.device, dtype=x.dtype)
+    return torch.outer(t, inv_freq).cos()
+""",
+        """
+import torch
+class Rotary(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim)))
+    def forward(self, x):
+        t = torch.arange(x.shape[-2]).type_as(self.inv_freq)
+        return torch.outer(t, self.inv_freq.float()).cos()
+""",
+    ]
+
     def check(self, facts):
         for product in facts.products:
             origin = product.positions.lost_precision()

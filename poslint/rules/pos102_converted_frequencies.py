@@ -49,6 +49,31 @@ class LowPrecisionFrequencies(Rule):
     summary = "RoPE frequencies enter the angle product in 16 bits (converted buffer or 16-bit cast)"
     fix_availability = "sometimes"
 
+    VALID = [
+        """
+import torch
+class Rotary(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+    def forward(self, x):
+        t = torch.arange(x.shape[-2], device=x.device).float()
+        return torch.outer(t, self.inv_freq.to(x.device)).cos().to(x.dtype)
+""",
+    ]
+    INVALID = [
+        """
+import torch
+class Rotary(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim)))
+    def forward(self, x):
+        t = torch.arange(x.shape[-2], device=x.device).float()
+        return torch.outer(t, self.inv_freq).cos().to(x.dtype)
+""",
+    ]
+
     def check(self, facts):
         for product in facts.products:
             factor = product.factor

@@ -49,6 +49,30 @@ class AutocastAngleProduct(Rule):
     summary = "RoPE angle product uses an op that autocast lowers to 16 bits"
     fix_availability = "sometimes"
 
+    VALID = [
+        """
+import torch
+def rope(x, inv_freq, position_ids):
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        freqs = inv_freq[None, :, None].float() @ position_ids[:, None, :].float()
+    return freqs.cos().to(x.dtype)
+""",
+        """
+import torch
+def rope(x, inv_freq, position_ids):
+    freqs = torch.outer(position_ids.float(), inv_freq.float())
+    return freqs.cos().to(x.dtype)
+""",
+    ]
+    INVALID = [
+        """
+import torch
+def rope(x, inv_freq, position_ids):
+    freqs = inv_freq[None, :, None].float() @ position_ids[:, None, :].float()
+    return freqs.cos().to(x.dtype)
+""",
+    ]
+
     def check(self, facts):
         for product in facts.products:
             if product.kind != "rope" or not product.lowered_by_cuda_autocast:

@@ -45,6 +45,23 @@ class LowPrecisionAngles(Rule):
     summary = "RoPE angles (not cos/sin) are cast to or stored in 16 bits"
     fix_availability = "sometimes"
 
+    VALID = [
+        """
+import torch
+def rope(x, positions, inv_freq):
+    freqs = positions.float()[:, None] * inv_freq[None, :]
+    return freqs.cos().to(x.dtype), freqs.sin().to(x.dtype)
+""",
+    ]
+    INVALID = [
+        """
+import torch
+def rope(x, positions, inv_freq):
+    freqs = (positions.float()[:, None] * inv_freq[None, :]).to(x.dtype)
+    return freqs.cos(), freqs.sin()
+""",
+    ]
+
     def check(self, facts):
         for cast in facts.casts:
             before, after = cast.before, cast.after

@@ -37,6 +37,23 @@ class DefaultDtypeFrequencies(Rule):
     summary = "RoPE frequencies are computed in the default dtype, which loaders set to 16 bits"
     fix_availability = "sometimes"
 
+    VALID = [
+        """
+import torch
+def frequencies(dim, base=10000.0):
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    return torch.outer(torch.arange(4096).float(), inv_freq).cos()
+""",
+    ]
+    INVALID = [
+        """
+import torch
+def frequencies(dim, base=10000.0):
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2) / dim))
+    return torch.outer(torch.arange(4096).float(), inv_freq).cos()
+""",
+    ]
+
     def check(self, facts):
         for creation in facts.creations:
             origin = creation.value.lost_precision()

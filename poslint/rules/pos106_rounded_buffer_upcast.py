@@ -39,6 +39,35 @@ class RoundedFrequencyBuffer(Rule):
     summary = "RoPE frequencies come from a buffer that module.to() rounds, upcast only at use"
     fix_availability = "sometimes"
 
+    VALID = [
+        """
+import torch
+class Rotary(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+    def forward(self, x, position_ids):
+        inv = self.inv_freq.to(x.device)[None, :, None].float()
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            freqs = inv @ position_ids[:, None, :].float()
+        return freqs.cos().to(x.dtype)
+""",
+    ]
+    INVALID = [
+        """
+import torch
+class Rotary(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim)), persistent=False)
+    def forward(self, x, position_ids):
+        inv = self.inv_freq[None, :, None].float()
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            freqs = inv @ position_ids[:, None, :].float()
+        return freqs.cos().to(x.dtype)
+""",
+    ]
+
     def check(self, facts):
         for product in facts.products:
             rounded = product.factor.rounded

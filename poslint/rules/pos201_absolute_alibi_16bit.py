@@ -55,6 +55,34 @@ class AbsoluteAlibi16Bit(Rule):
     summary = "ALiBi bias from absolute positions is held in 16 bits"
     fix_availability = "sometimes"
 
+    VALID = [
+        """
+import torch
+def alibi(slopes, seq_len, dtype):
+    positions = torch.arange(seq_len)
+    distance = positions[None, :] - positions[:, None]
+    return (slopes[:, None, None] * distance[None]).to(dtype)
+""",
+        """
+import torch
+def build(n_heads, seq_len, dtype):
+    slopes = torch.pow(2.0, -8.0 / n_heads * torch.arange(1, n_heads + 1, dtype=torch.float32))
+    return (slopes[:, None] * torch.arange(seq_len)[None, :]).to(dtype)
+def forward(x):
+    return build(8, x.shape[1], torch.float32)
+""",
+    ]
+    INVALID = [
+        """
+import torch
+def build(n_heads, seq_len, dtype):
+    slopes = torch.pow(2.0, -8.0 / n_heads * torch.arange(1, n_heads + 1, dtype=torch.float32))
+    return (slopes[:, None] * torch.arange(seq_len)[None, :]).to(dtype)
+def forward(x):
+    return build(8, x.shape[1], x.dtype)
+""",
+    ]
+
     def check(self, facts):
         for cast in facts.casts:
             before, after = cast.before, cast.after

@@ -38,6 +38,24 @@ class AlibiPositions16Bit(Rule):
     summary = "ALiBi positions are produced in 16 bits"
     fix_availability = "sometimes"
 
+    VALID = [
+        """
+import torch
+def alibi(q, slopes):
+    positions = torch.arange(q.shape[1], device=q.device)
+    return slopes[:, None, None] * (positions[None, :] - positions[:, None])[None]
+""",
+    ]
+    INVALID = [
+        """
+import torch
+def alibi(q, slopes):
+    m = torch.exp2(-8.0 * torch.arange(1, 9) / 8)
+    positions = torch.arange(q.shape[1], device=q.device, dtype=q.dtype)
+    return m[:, None, None] * (positions[None, :] - positions[:, None])[None]
+""",
+    ]
+
     def check(self, facts):
         for product in facts.products:
             origin = product.positions.lost_precision()
