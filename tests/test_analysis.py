@@ -345,3 +345,23 @@ def test_geometric_sequences_that_are_not_multiplied_by_positions_are_silent():
             return gamma ** torch.arange(steps)
     """)
     assert not facts.products
+
+
+def test_overrides_called_from_a_base_constructor_are_construction():
+    facts = facts_of("""
+        import torch
+        class Base(torch.nn.Module):
+            def __init__(self, dim=64):
+                super().__init__()
+                self.dim = dim
+                self.cache = self._cache(128)
+            def _cache(self, n):
+                inv_freq = 1.0 / (10000 ** (torch.arange(0, self.dim, 2).float() / self.dim))
+                return torch.einsum("i,j->ij", torch.arange(n).float(), inv_freq).cos()
+        class Scaled(Base):
+            def _cache(self, n):
+                inv_freq = 1.0 / (10000 ** (torch.arange(0, self.dim, 2).float() / self.dim))
+                return torch.einsum("i,j->ij", torch.arange(n).float() / 2, inv_freq).cos()
+    """)
+    assert len(facts.products) == 2
+    assert not any(p.site.runtime for p in facts.products)

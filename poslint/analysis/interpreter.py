@@ -320,6 +320,10 @@ class Interpreter:
                     m = fn.cls.lookup_method(func.attr)
                     if m:
                         yield m
+                    # ``self.m()`` in a base class also calls the overrides of its subclasses.
+                    for sub in self.classes.values():
+                        if sub is not fn.cls and fn.cls in sub.mro() and func.attr in sub.methods:
+                            yield sub.methods[func.attr]
                     inst = _lookup_instance(fn.cls, func.attr, self.classes)
                     if inst and inst.lookup_method("forward"):
                         yield inst.lookup_method("forward")
