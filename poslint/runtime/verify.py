@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from poslint.runtime.loader import VerifyError
-from poslint.runtime.modes import RunMode, pair_by_order_and_shape, wrapped_angle_error
+from poslint.runtime.modes import RunMode, lift_dtype, pair_by_order_and_shape, wrapped_angle_error
 
 SCENARIOS: Tuple[str, ...] = ("bf16", "fp16", "autocast-cpu", "autocast-cuda-emulated")
 DEFAULT_SEQ_LEN = 8192
@@ -213,16 +213,37 @@ class _Run:
     angles: List[torch.Tensor]
 
 
+@contextlib.contextmanager
+def _lifted_set_default_dtype():
+    """Make torch.set_default_dtype(bf16/fp16/fp32) set float64, as model loaders call it."""
+    original = torch.set_default_dtype
+
+    def lifted(dtype):
+        original(lift_dtype(dtype))
+
+    torch.set_default_dtype = lifted
+    try:
+        yield
+    finally:
+        torch.set_default_dtype = original
+
+
 def _reference(target: _Target, inputs: tuple) -> _Run:
-    """The same code in float64: module converted, inputs lifted, 16/32-bit dtype requests lifted."""
-    with RunMode(lift=True, capture=False):
-        module = target.build()
-    module = module.to(torch.float64)
-    ref_inputs = tuple(_to64(a) if isinstance(a, torch.Tensor) and (a.is_floating_point() or a.is_complex())
-                       else a for a in inputs)
-    mode = RunMode(lift=True)
-    with torch.no_grad(), _default_dtype(torch.float64), mode:
-        out = module(*ref_inputs)
+    """The same code in float64: module converted, inputs lifted, 16/32-bit dtype requests lifted.
+
+    The module is built under the lifting mode too, so constructors that hard-code low dtypes
+    (or set a low default dtype) build float64 tensors. `module.double()` rather than
+    `module.to(torch.float64)`: the latter would cast complex buffers (freqs_cis) to real.
+    """
+    with _lifted_set_default_dtype():
+        with RunMode(lift=True, capture=False):
+            module = target.build()
+        module = module.double()
+        ref_inputs = tuple(_to64(a) if isinstance(a, torch.Tensor) and (a.is_floating_point() or a.is_complex())
+                           else a for a in inputs)
+        mode = RunMode(lift=True)
+        with torch.no_grad(), _default_dtype(torch.float64), mode:
+            out = module(*ref_inputs)
     return _Run(_flatten(out), mode.angles)
 
 
@@ -290,15 +311,21 @@ def _run_all(
 
 
 def _output_error(result: ScenarioResult, run: _Run, ref: _Run) -> None:
+    """Max abs error where the reference is finite (masks hold -inf); a NaN output counts as inf."""
     worst, scale = 0.0, 0.0
     for o, r in zip(run.outputs, ref.outputs):
+        if r.numel() == 0:
+            continue
         r64 = _to64(r)
+        err = (_to64(o) - r64).abs_()
+        mag = r64.abs()
         finite = torch.isfinite(r64)
-        err = (_to64(o) - r64).abs()[finite]
-        if err.numel():
-            e = float(err.max())
-            worst = max(worst, e if math.isfinite(e) else math.inf)
-            scale = max(scale, float(r64.abs()[finite].max()))
+        if not bool(finite.all()):
+            err.masked_fill_(~finite, 0.0)
+            mag.masked_fill_(~finite, 0.0)
+        e = float(err.max())  # NaN propagates through max
+        worst = max(worst, math.inf if math.isnan(e) else e)
+        scale = max(scale, float(mag.max()))
     result.max_abs_error = worst
     result.relative_output_error = worst / scale if scale > 0 else worst
 

@@ -1,0 +1,74 @@
+"""Every registered model reproduces its bug at runtime, and every fixed twin passes every scenario."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from poslint.runtime import SCENARIOS, load_factory, verify
+from runtime_cases import CASES, Case
+
+ROOT = Path(__file__).resolve().parent.parent
+BY_PATH = {case.path: case for case in CASES}
+
+
+@functools.lru_cache(maxsize=None)
+def run(case: Case):
+    return verify(load_factory(str(ROOT / case.path)), seq_len=case.seq_len)
+
+
+def _buggy_twin(case: Case):
+    return BY_PATH.get(case.path.replace("__fixed.py", ".py")) if case.path.endswith("__fixed.py") else None
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_case_behaves_as_registered(case: Case):
+    result = run(case)
+    assert result.kind == case.kind
+    assert list(result.scenarios) == list(SCENARIOS)
+    table = result.format_table()
+    if case.expect == "pass":
+        assert result.passed, table
+        for s in result.scenarios.values():
+            if case.kind == "rotary":
+                assert s.collisions == 0.0, table
+                assert s.max_angle_error is None or s.max_angle_error <= 1e-3, table
+            else:
+                assert s.distinct_nearest == min(64, case.seq_len), table
+        return
+    assert case.expect in ("collide", "fail"), case.expect
+    for name in case.where:
+        s = result[name]
+        assert not s.passed, f"{name} passed\n{table}"
+        if case.expect == "collide" and case.kind == "rotary":
+            assert s.collisions >= 0.8, f"{name}: {s.collisions:.1%} collisions\n{table}"
+        if case.expect == "collide" and case.kind == "alibi":
+            assert s.distinct_nearest <= 5, f"{name}: {s.distinct_nearest} distinct\n{table}"
+
+
+TWINS = [c for c in CASES if _buggy_twin(c) is not None]
+
+
+@pytest.mark.parametrize("case", TWINS, ids=[c.id for c in TWINS])
+def test_fix_keeps_output_dtypes(case: Case):
+    fixed, buggy = run(case), run(_buggy_twin(case))
+    for name in SCENARIOS:
+        assert fixed[name].output_dtypes == buggy[name].output_dtypes, name
+
+
+def test_every_fixture_with_a_factory_is_registered():
+    registered = {c.path for c in CASES}
+    missing = sorted(
+        str(p.relative_to(ROOT))
+        for p in ROOT.glob("tests/fixtures/*/checker/*.py")
+        if "def poslint_factory" in p.read_text(encoding="utf-8", errors="replace")
+        and str(p.relative_to(ROOT)) not in registered
+    )
+    assert not missing, "add a Case line to tests/runtime_cases.py for: " + ", ".join(missing)
+
+
+def test_every_fixed_fixture_has_its_buggy_twin_registered():
+    orphans = [c.path for c in CASES if c.path.endswith("__fixed.py") and _buggy_twin(c) is None]
+    assert not orphans, orphans
