@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from poslint.runtime.loader import VerifyError
-from poslint.runtime.modes import RunMode, lift_dtype, pair_by_order_and_shape, wrapped_angle_error
+from poslint.runtime.modes import RunMode, pair_by_order_and_shape, wrapped_angle_error
 
 SCENARIOS: Tuple[str, ...] = ("bf16", "fp16", "autocast-cpu", "autocast-cuda-emulated")
 DEFAULT_SEQ_LEN = 8192
@@ -215,11 +215,14 @@ class _Run:
 
 @contextlib.contextmanager
 def _lifted_set_default_dtype():
-    """Make torch.set_default_dtype(bf16/fp16/fp32) set float64, as model loaders call it."""
+    """Make torch.set_default_dtype(bf16/fp16) set float64 (model loaders call it while building).
+
+    float32 is left as it is: it is what code restores after building.
+    """
     original = torch.set_default_dtype
 
     def lifted(dtype):
-        original(lift_dtype(dtype))
+        original(torch.float64 if dtype in (torch.bfloat16, torch.float16) else dtype)
 
     torch.set_default_dtype = lifted
     try:
@@ -235,7 +238,7 @@ def _reference(target: _Target, inputs: tuple) -> _Run:
     (or set a low default dtype) build float64 tensors. `module.double()` rather than
     `module.to(torch.float64)`: the latter would cast complex buffers (freqs_cis) to real.
     """
-    with _lifted_set_default_dtype():
+    with _default_dtype(torch.get_default_dtype()), _lifted_set_default_dtype():
         with RunMode(lift=True, capture=False):
             module = target.build()
         module = module.double()
@@ -317,7 +320,7 @@ def _output_error(result: ScenarioResult, run: _Run, ref: _Run) -> None:
         if r.numel() == 0:
             continue
         r64 = _to64(r)
-        err = (_to64(o) - r64).abs_()
+        err = (_to64(o) - r64).abs()
         mag = r64.abs()
         finite = torch.isfinite(r64)
         if not bool(finite.all()):
