@@ -365,3 +365,49 @@ def test_overrides_called_from_a_base_constructor_are_construction():
     """)
     assert len(facts.products) == 2
     assert not any(p.site.runtime for p in facts.products)
+
+
+@pytest.mark.parametrize("guard", [
+    "if dtype in (torch.float16, torch.bfloat16):",
+    "if torch.finfo(dtype).bits < 32:",
+])
+def test_a_guard_that_upcasts_16_bit_dtypes(guard):
+    facts = facts_of(f"""
+        import torch
+        def grid(n, dtype=None):
+            if dtype is None:
+                dtype = torch.get_default_dtype()
+            {guard}
+                dtype = torch.float32
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))
+            return torch.outer(torch.arange(n, dtype=dtype), inv_freq).cos()
+    """)
+    assert facts.products[0].positions.prec is Prec.F32
+
+
+def test_a_guard_that_returns_float32_for_16_bit_dtypes():
+    facts = facts_of("""
+        import torch
+        def buffer_dtype(dtype):
+            if dtype is None:
+                dtype = torch.get_default_dtype()
+            if dtype.is_floating_point and torch.finfo(dtype).bits < 32:
+                return torch.float32
+            return dtype
+        def grid(n, dtype=None):
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))
+            return torch.outer(torch.arange(n, dtype=buffer_dtype(dtype)), inv_freq).cos()
+    """)
+    assert facts.products[0].positions.lost_precision() is None
+
+
+def test_a_guard_for_one_16_bit_dtype_does_not_clear_the_other():
+    facts = facts_of("""
+        import torch
+        def grid(x, inv_freq):
+            dtype = x.dtype
+            if dtype == torch.float16:
+                return None
+            return torch.outer(torch.arange(x.shape[0], dtype=dtype), inv_freq.float()).cos()
+    """)
+    assert facts.products[0].positions.prec is Prec.ACTIVATION

@@ -61,6 +61,7 @@ CREATION_DEFAULT = frozenset({"ones", "zeros", "empty", "full", "rand", "randn",
                               "logspace", "eye"})
 LIKE = frozenset({"ones_like", "zeros_like", "empty_like", "full_like", "rand_like", "randn_like"})
 CONCAT = frozenset({"cat", "stack", "hstack", "vstack", "dstack", "column_stack"})
+CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
 CONSTRUCTION_ROOTS = frozenset({"__init__", "__post_init__", "reset_parameters", "_init_weights",
                                 "__new__", "__setstate__"})
 POSITION_NAMES = ("position_ids", "positions", "pos_ids", "position", "pos", "seq_ids",
@@ -107,6 +108,8 @@ class ClassInfo:
     attrs: Dict[str, Tuple[str, Value]] = field(default_factory=dict)
     # attr -> class name, for ``self.rotary = Rotary(...)``
     instance_attrs: Dict[str, str] = field(default_factory=dict)
+    # Tensors that an override of ``_apply``/``to``/``half``... recomputes after a conversion.
+    restored_attrs: Set[str] = field(default_factory=set)
 
     def lookup_method(self, name: str) -> Optional[FunctionInfo]:
         for cls in self.mro():
@@ -184,6 +187,14 @@ class _Return(Exception):
     pass
 
 
+@dataclass(frozen=True, eq=False)
+class _MethodOf:
+    """``owner.name`` before we know whether it is called."""
+
+    owner: Value
+    name: str
+
+
 class Interpreter:
     def __init__(self, facts: ModuleFacts):
         self.facts = facts
@@ -233,6 +244,19 @@ class Interpreter:
             self._collect_stmt(stmt)
         for cls in self.classes.values():
             cls.bases = [self.classes[b] for b in cls.base_names if b in self.classes and b != cls.name]
+        # Decorators defined here whose wrapper runs the function with autocast switched off.
+        self.autocast_off_decorators = {
+            name for name, fn in self.functions.items()
+            if any(isinstance(n, (ast.With, ast.AsyncWith)) and
+                   any(_is_autocast_off_call(item.context_expr, self.names) for item in n.items)
+                   for n in ast.walk(fn.node))}
+        for fn in self._all_functions():
+            fn.autocast_off = fn.autocast_off or any(self._disables_autocast(d) for d in fn.node.decorator_list)
+
+    def _disables_autocast(self, decorator: ast.AST) -> bool:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        return _is_autocast_off_call(decorator, self.names) or (
+            isinstance(target, ast.Name) and target.id in self.autocast_off_decorators)
 
     def _collect_stmt(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -248,6 +272,8 @@ class Interpreter:
                     fn.autocast_off = any(_is_autocast_off_call(d, self.names) for d in item.decorator_list)
                     cls.methods[item.name] = fn
             self.classes[stmt.name] = cls
+            for name in CONVERSION_HOOKS & set(cls.methods):
+                cls.restored_attrs |= _attrs_written(cls.methods[name].node)
             for item in ast.walk(stmt):
                 if (isinstance(item, ast.Assign) and isinstance(item.value, ast.Call)
                         and isinstance(item.value.func, ast.Name) and item.value.func.id in _class_names(stmt, self)):
@@ -458,7 +484,14 @@ class Interpreter:
             raise _Return()
         elif isinstance(stmt, ast.If):
             self.eval(stmt.test, frame)
-            self._branches(frame, [stmt.body, stmt.orelse])
+            guard = self._precision_guard(stmt.test, frame)
+            narrowing = [self._isinstance_narrowing(stmt.test), {}]
+            if guard is not None:
+                low_in_body, names = guard
+                not_low = {n: frame.env[n].with_(prec=Prec.F32) for n in names
+                           if n in frame.env and frame.env[n].prec.may_be_16bit}
+                narrowing[1 if low_in_body else 0].update(not_low)
+            self._branches(frame, [stmt.body, stmt.orelse], narrowing=narrowing, precision_guard=guard is not None)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             iterated = self.eval(stmt.iter, frame)
             element = Value(sort=Sort.PYINT, roles=frozenset({Role.FREQ_INDEX})) \
@@ -501,19 +534,53 @@ class Interpreter:
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             inner = FunctionInfo(stmt, f"{frame.function.qual}.{stmt.name}" if frame.function else stmt.name,
                                  closure=frame.env, runtime=frame.runtime)
-            inner.autocast_off = any(_is_autocast_off_call(d, self.names) for d in stmt.decorator_list)
+            inner.autocast_off = any(self._disables_autocast(d) for d in stmt.decorator_list)
             frame.env[stmt.name] = Value(sort=Sort.CALLABLE, payload=inner, payload_key=inner.qual)
         elif isinstance(stmt, getattr(ast, "Match", ())):
             self.eval(stmt.subject, frame)
             self._branches(frame, [case.body for case in stmt.cases] + [[]])
         # Other statements (pass, raise, assert, del, global, import) do not move dtypes.
 
-    def _branches(self, frame: Frame, blocks: List[Sequence[ast.stmt]]) -> None:
+    def _isinstance_narrowing(self, test: ast.AST) -> Dict[str, Value]:
+        """``isinstance(pos, int)`` makes ``pos`` a Python int in the ``if`` body."""
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name)):
+            return {}
+        kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        names = {k.id for k in kinds if isinstance(k, ast.Name)}
+        if names == {"int"}:
+            return {test.args[0].id: Value(sort=Sort.PYINT)}
+        if names and names <= {"int", "float"}:
+            return {test.args[0].id: Value(sort=Sort.PYFLOAT if names == {"float"} else Sort.OTHER)}
+        return {}
+
+    def _precision_guard(self, test: ast.AST, frame: Frame) -> Optional[Tuple[bool, Set[str]]]:
+        """A test that detects 16-bit dtypes: ``dtype in (torch.float16, torch.bfloat16)``,
+        ``torch.finfo(dtype).bits < 32``, ``x.element_size() < 4``. Returns whether the body is
+        the 16-bit case, and the names tested; None for any other test."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        for node in ast.walk(test):
+            if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+                continue
+            named = {self.names.qualname(n) for n in ast.walk(node)}
+            by_size = "torch.finfo" in named or any(
+                isinstance(n, ast.Attribute) and n.attr in ("itemsize", "element_size", "bits") for n in ast.walk(node))
+            if not by_size and not {"torch.float16", "torch.bfloat16"} <= named:
+                continue  # ``dtype == torch.float16`` alone leaves bfloat16 possible
+            low_in_body = isinstance(node.ops[0], (ast.In, ast.Eq, ast.Is, ast.Lt, ast.LtE))
+            names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in frame.env}
+            return low_in_body != negated, names
+        return None
+
+    def _branches(self, frame: Frame, blocks: List[Sequence[ast.stmt]],
+                  narrowing: Sequence[Dict[str, Value]] = (), precision_guard: bool = False) -> None:
         start = dict(frame.env)
         outcomes = []
         returned = 0
-        for block in blocks:
+        for i, block in enumerate(blocks):
             frame.env = dict(start)
+            if i < len(narrowing):
+                frame.env.update(narrowing[i])
             try:
                 self.exec_block(block, frame)
                 outcomes.append(frame.env)
@@ -523,8 +590,11 @@ class Interpreter:
             frame.env = start
             raise _Return()
         merged = dict(outcomes[0])
+        guarded = precision_guard and len(outcomes) == len(blocks)
         for env in outcomes[1:]:
             for name in set(merged) | set(env):
+                if guarded and name in merged and _upcast_here(start.get(name), merged[name]):
+                    continue  # ``if dtype is 16-bit: x = x.float()`` leaves x float32 on both paths
                 if name in merged and name in env:
                     merged[name] = merge(merged[name], env[name])
                 else:
@@ -552,12 +622,25 @@ class Interpreter:
         elif isinstance(target, ast.Subscript):
             # ``pe[:, 0::2] = torch.sin(...)``: the container takes on the roles written into it.
             base = target.value
-            if isinstance(base, ast.Name) and base.id in frame.env:
+            if _is_self_attr(base) and frame.cls is not None:
+                self.write_into_attr(frame, base, value, target, value_node)
+            elif isinstance(base, ast.Name) and base.id in frame.env:
                 current = frame.env[base.id]
                 frame.env[base.id] = current.with_(roles=current.roles | value.roles,
                                                    products=current.products | value.products)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, frame, None)
+
+    def write_into_attr(self, frame: Frame, attr_node: ast.Attribute, value: Value, node: ast.AST,
+                        value_node: Optional[ast.AST]) -> None:
+        """``self.buf[:n] = v`` or ``self.buf.copy_(v)``: ``v`` now lives in that tensor."""
+        storage = self._attr_storage(frame.cls, attr_node.attr)
+        if storage is None:
+            return
+        current = self.read_attr(attr_node, frame)
+        written = current.with_(roles=current.roles | value.roles, products=current.products | value.products,
+                                relative=value.relative if value.roles else current.relative)
+        self.store_attr(frame, attr_node.attr, storage, written, node, value_node)
 
     def _attr_storage(self, cls: ClassInfo, attr: str) -> Optional[str]:
         found = cls.lookup_attr(attr)
@@ -677,7 +760,8 @@ class Interpreter:
                 return Value(sort=Sort.PYINT)
             if node.attr in ("device", "is_cuda", "requires_grad"):
                 return UNKNOWN
-            return Value(sort=Sort.CALLABLE, payload=owner, payload_key=("tensor-method", node.attr))
+            # Unknown until called: ``params.dim`` is a number, ``x.float`` a method.
+            return Value(sort=Sort.OTHER, payload=_MethodOf(owner, node.attr))
         return UNKNOWN
 
     def read_attr(self, node: ast.Attribute, frame: Frame) -> Value:
@@ -699,7 +783,8 @@ class Interpreter:
         if value.sort is Sort.INSTANCE:
             return value
         value = self._hint(node.attr, value)
-        converted = storage in ("buffer", "parameter") and frame.runtime and value.prec is not Prec.INT
+        converted = storage in ("buffer", "parameter") and frame.runtime and value.prec is not Prec.INT \
+            and not any(node.attr in c.restored_attrs for c in cls.mro())
         if converted and (value.is_tensor or value.roles):
             self._record(AttrRead(node, cls.name, node.attr, frame.site()), ("read", node_key(node)))
             reason = f"{storage} '{node.attr}'"
@@ -716,7 +801,8 @@ class Interpreter:
         if owner.sort is Sort.TENSOR and owner.prec not in (Prec.UNKNOWN,):
             reason = f"the dtype of {_describe(owner, self.facts.source(owner_node))}"
             return dtype_value(owner.prec, Origin.at(owner_node, reason, owner.prec), is_complex=owner.is_complex)
-        if owner.sort in (Sort.TENSOR, Sort.OTHER):
+        if owner.sort in (Sort.TENSOR, Sort.OTHER) and not _is_self_attr(owner_node):
+            # An input of unknown dtype: the activations, which mixed precision makes 16-bit.
             src = self.facts.source(owner_node)
             return dtype_value(Prec.ACTIVATION, Origin.at(owner_node, f"the activation dtype ({src}.dtype)",
                                                           Prec.ACTIVATION))
@@ -812,8 +898,12 @@ class Interpreter:
                 roles |= (left.roles | right.roles) & {Role.FREQ_INDEX}
             if isinstance(op, ast.Mult) and (left.has(Role.POW2) or right.has(Role.POW2)):
                 roles.add(Role.POW2)
-            sort = Sort.PYFLOAT if Sort.PYFLOAT in (left.sort, right.sort) or isinstance(op, (ast.Div, ast.Pow)) \
-                else left.sort
+            if Sort.PYCOMPLEX in (left.sort, right.sort):
+                sort = Sort.PYCOMPLEX
+            elif Sort.PYFLOAT in (left.sort, right.sort) or isinstance(op, ast.Div):
+                sort = Sort.PYFLOAT
+            else:
+                sort = Sort.PYINT
             return Value(sort=sort, roles=frozenset(roles))
         result = self.promote(left, right, node, frame, division=isinstance(op, ast.Div))
         roles = self._combined_roles(op, left, right)
@@ -835,7 +925,7 @@ class Interpreter:
                 (left.has(Role.ANGLES) or right.has(Role.ANGLES)):
             value = value.with_(roles=value.roles | {Role.ROTARY_COMPLEX})
         if Role.FREQS in roles or Role.SLOPES in roles:
-            self._creation(node, value, frame)
+            value = self._creation(node, value, frame)
         return value
 
     def _combined_roles(self, op: ast.operator, left: Value, right: Value) -> frozenset:
@@ -860,9 +950,7 @@ class Interpreter:
         """torch's type promotion over the lattice (PRECISION.md section 3)."""
         tensors = [v for v in (left, right) if v.is_tensor]
         if not tensors:
-            if left.sort is Sort.OTHER or right.sort is Sort.OTHER:
-                return UNKNOWN
-            return Value(sort=Sort.PYFLOAT)
+            return UNKNOWN
         floats = [v for v in tensors if v.prec not in (Prec.INT, Prec.UNKNOWN)]
         # An untyped operand of a true division (``dim``, ``self.scale``) is almost always a
         # Python number; elsewhere it could be a float tensor, so the result stays unknown.
@@ -920,8 +1008,12 @@ class Interpreter:
                      ("product", key, pos, factor, frame.site()))
         return result
 
-    def _creation(self, node: ast.AST, value: Value, frame: Frame) -> None:
+    def _creation(self, node: ast.AST, value: Value, frame: Frame) -> Value:
+        """Record a frequencies/slopes computation; the value remembers it, so that a rule can
+        tell whether it ever meets positions."""
+        value = value.with_(products=value.products | {node_key(node)})
         self._record(Creation(node, value, frame.site()), ("creation", node_key(node), value, frame.site()))
+        return value
 
     # ---- calls -------------------------------------------------------------------------
 
@@ -945,6 +1037,10 @@ class Interpreter:
                                 if value.payload_key == "parameter" else value, node, value_node)
             return UNKNOWN
 
+        if isinstance(func, ast.Attribute) and func.attr in ("copy_", "index_copy_") and \
+                _is_self_attr(func.value) and frame.cls is not None and args:
+            self.write_into_attr(frame, func.value, args[-1], node, node.args[-1])
+            return UNKNOWN
         if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and \
                 isinstance(func.value, ast.Name) and func.value.id in frame.env and args:
             container = frame.env[func.value.id]
@@ -967,9 +1063,8 @@ class Interpreter:
                 return Value(sort=Sort.OTHER, payload_key="range")
             if isinstance(key, tuple) and key[0] == "qual":
                 return self.torch_function(key[1], node, args, kwargs, frame, callee)
-            if isinstance(key, tuple) and key[0] == "tensor-method":
-                return self.tensor_method(key[1], payload if isinstance(payload, Value) else UNKNOWN,
-                                          node, args, kwargs, frame)
+        if isinstance(callee.payload, _MethodOf):
+            return self.tensor_method(callee.payload.name, callee.payload.owner, node, args, kwargs, frame)
         if callee.sort is Sort.INSTANCE and isinstance(callee.payload, ClassInfo):
             forward = callee.payload.lookup_method("forward")
             if forward is not None:
@@ -1045,8 +1140,7 @@ class Interpreter:
             value = self._creation_value(node, name, args, kwargs, frame, roles_from=None,
                                          default_reason="torch.logspace(...) without dtype")
             value = value.with_(roles=frozenset({Role.SLOPES if _is_pow2_base(base) else Role.FREQS}))
-            self._creation(node, value, frame)
-            return value
+            return self._creation(node, value, frame)
         if name in CREATION_DEFAULT:
             return self._creation_value(node, name, args, kwargs, frame, roles_from=None,
                                         default_reason=f"torch.{name}(...) without dtype")
@@ -1181,8 +1275,7 @@ class Interpreter:
         if name in ("exp", "exp2") and (receiver.has(Role.POSITIONS) or receiver.has(Role.FREQ_INDEX)):
             role = Role.SLOPES if name == "exp2" else Role.FREQS
             value = self._float_op(receiver, node, frame).with_(roles=frozenset({role}))
-            self._creation(node, value, frame)
-            return value
+            return self._creation(node, value, frame)
         if name == "exp" and receiver.is_complex or (name == "exp" and receiver.has(Role.ANGLES)):
             return receiver.with_(roles=frozenset({Role.ROTARY_COMPLEX}), is_complex=True)
         if name in ("pow", "float_power"):
@@ -1262,7 +1355,8 @@ class Interpreter:
         reason = target.origin.reason if target.origin else prec.value
         origin = Origin.at(node, reason, prec)
         rounded = value.rounded
-        if prec in (Prec.F32, Prec.F64) and value.prec.may_be_16bit:
+        if value.prec.may_be_16bit and value.is_tensor:
+            # Once rounded, always rounded: a later cast, up or down, does not undo it.
             rounded = rounded or value.origin
         if prec is Prec.INT:
             rounded = None
@@ -1289,6 +1383,11 @@ def _first_rounded(a: Value, b: Value) -> Optional[Origin]:
     return a.rounded or b.rounded
 
 
+def _upcast_here(before: Optional[Value], after: Value) -> bool:
+    return before is not None and before is not after and after.prec.is_float32_or_better \
+        and before.prec is not after.prec and after.sort in (Sort.TENSOR, Sort.DTYPE)
+
+
 def _looks_like_device(src: str) -> bool:
     return "device" in src or src.startswith(("'", '"')) or src in ("dev", "d")
 
@@ -1311,6 +1410,19 @@ def _element_of(iterated: Value) -> Value:
     if iterated.sort is Sort.TUPLE and isinstance(iterated.payload, tuple) and iterated.payload:
         return merge_all(iterated.payload)
     return UNKNOWN
+
+
+def _attrs_written(function: ast.AST) -> Set[str]:
+    """Attributes a method (re)assigns: ``self.x = ...`` or ``self.register_buffer("x", ...)``."""
+    out = set()
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out |= {t.attr for t in targets if _is_self_attr(t)}
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "register_buffer" and node.args and isinstance(node.args[0], ast.Constant):
+            out.add(node.args[0].value)
+    return out
 
 
 def _is_self_attr(node: ast.AST) -> bool:

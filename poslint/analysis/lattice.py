@@ -117,6 +117,16 @@ class Value:
             return self.rounded
         return None
 
+    def precision_losses(self) -> Tuple[Origin, ...]:
+        """Every place this value was, or became, 16-bit: its own origin if it may be 16-bit
+        now, and the first rounding behind a later cast."""
+        losses = []
+        if self.prec.may_be_16bit and self.origin is not None:
+            losses.append(self.origin)
+        if self.rounded is not None and self.rounded.prec in LOW_PRECISIONS and self.rounded != self.origin:
+            losses.append(self.rounded)
+        return tuple(losses)
+
     def with_(self, **changes) -> "Value":
         return replace(self, **changes)
 

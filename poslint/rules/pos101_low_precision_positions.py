@@ -75,8 +75,9 @@ class Rotary(torch.nn.Module):
 
     def check(self, facts):
         for product in facts.products:
-            origin = product.positions.lost_precision()
-            if product.kind == "rope" and origin is not None:
+            if product.kind != "rope":
+                continue
+            for origin in product.positions.precision_losses():
                 yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{DISTINCT_BF16_8K}",
                               positions_fix(facts, product, origin.node))
 

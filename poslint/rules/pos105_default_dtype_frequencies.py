@@ -1,4 +1,4 @@
-from poslint.analysis import Prec, Role
+from poslint.analysis import Prec, Role, node_key
 from poslint.diagnostics import Fix
 from poslint.fixes import make_float32, torch_name
 from poslint.rules.base import Finding, Rule
@@ -55,9 +55,12 @@ def frequencies(dim, base=10000.0):
     ]
 
     def check(self, facts):
+        # Only frequencies that meet positions: a Fourier-feature scale on inputs is not RoPE.
+        used = {key for product in facts.products if product.kind == "rope" for key in product.factor.products}
         for creation in facts.creations:
             origin = creation.value.lost_precision()
-            if creation.value.has(Role.FREQS) and origin is not None and origin.prec is Prec.DEFAULT:
+            if creation.value.has(Role.FREQS) and origin is not None and origin.prec is Prec.DEFAULT \
+                    and node_key(creation.node) in used:
                 edits = make_float32(facts, origin.node)
                 fix = Fix(tuple(edits), "safe", "compute the frequencies in float32", torch_name(facts)[1]) \
                     if edits else None

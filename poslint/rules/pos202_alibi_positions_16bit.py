@@ -58,8 +58,9 @@ def alibi(q, slopes):
 
     def check(self, facts):
         for product in facts.products:
-            origin = product.positions.lost_precision()
-            if product.kind == "alibi" and origin is not None:
+            if product.kind != "alibi":
+                continue
+            for origin in product.positions.precision_losses():
                 edits = make_float32(facts, origin.node)
                 fix = Fix(tuple(edits), "unsafe", "compute the ALiBi positions in float32",
                           torch_name(facts)[1]) if edits else None
