@@ -1,0 +1,43 @@
+"""docs/precision.md holds the table that scripts/precision_table.py measures."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("precision_table", ROOT / "scripts" / "precision_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_doc_table_is_the_measured_table():
+    script = load_script()
+    doc = (ROOT / "docs" / "precision.md").read_text(encoding="utf-8")
+    assert f"{script.BEGIN}\n{script.table()}\n{script.END}" in doc
+
+
+def test_table_matches_the_published_figures():
+    script = load_script()
+    row_8192 = next(line for line in script.table().splitlines() if line.startswith("| 8192 |"))
+    assert row_8192 == "| 8192 | 10.9% | 50.0% | 897 | 4097 |"
+    assert script.survivors(257, torch.bfloat16)[0] == 257  # 0..256 all exact
+
+
+def test_write_doc_rewrites_only_the_table(tmp_path):
+    script = load_script()
+    page = tmp_path / "page.md"
+    page.write_text(f"before\n{script.BEGIN}\nstale\n{script.END}\nafter\n", encoding="utf-8")
+    script.write_doc(page)
+    assert page.read_text(encoding="utf-8") == f"before\n{script.BEGIN}\n{script.table()}\n{script.END}\nafter\n"
+
+
+def test_plot_sits_beside_the_doc():
+    assert (ROOT / "docs" / "img" / "precision.png").stat().st_size > 10_000
+    assert "img/precision.png" in (ROOT / "docs" / "precision.md").read_text(encoding="utf-8")
