@@ -21,7 +21,7 @@ from poslint.diagnostics import Diagnostic
 from poslint.files import DEFAULT_EXCLUDES, discover
 from poslint.fixer import applicable
 from poslint.linter import FileResult, LintOptions, lint_file
-from poslint.output import FORMATTERS
+from poslint.output import FORMATTERS, Report, fixes_applied, fixes_available, statistics
 from poslint.rules import all_rules
 
 _TOP_LEVEL_OPTIONS = ("--help", "-h", "--version")
@@ -88,13 +88,23 @@ def main() -> None:
 @click.option("--force-exclude", is_flag=True,
               help="Apply the excludes to paths given on the command line too (for pre-commit).")
 @click.option("--ignore-noqa", is_flag=True, help="Report findings even on lines with `# noqa` comments.")
-@click.option("--output-format", type=click.Choice(sorted(FORMATTERS)), default="concise", show_default=True,
-              help="How findings are printed.")
+@click.option("--output-format", type=click.Choice(list(FORMATTERS)), default="concise", show_default=True,
+              envvar="POSLINT_OUTPUT_FORMAT", show_envvar=True,
+              help="How findings are printed: concise (path:line:col: CODE message), full (with a code frame "
+                   "and the fix as a diff), json, github (Actions annotations), sarif (SARIF 2.1.0) or pylint.")
+@click.option("--output-file", type=click.Path(dir_okay=False, writable=True), metavar="PATH",
+              help="Write the findings (or the diffs, with --diff) to PATH instead of stdout.")
+@click.option("--statistics", "statistics_", is_flag=True,
+              help="Print the number of findings per rule instead of the findings themselves.")
+@click.option("--show-fixes", is_flag=True,
+              help="With --fix, list the fixes made per file and rule; otherwise list the fixes available "
+                   "for the remaining findings (on stderr).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings and errors only: no summary and no notes.")
 def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], diff: bool, exit_zero: bool,
           select: Tuple[str, ...], extend_select: Tuple[str, ...], ignore: Tuple[str, ...],
           config_path: Optional[str], exclude: Tuple[str, ...], extend_exclude: Tuple[str, ...],
-          force_exclude: bool, ignore_noqa: bool, output_format: str, quiet: bool) -> None:
+          force_exclude: bool, ignore_noqa: bool, output_format: str, output_file: Optional[str],
+          statistics_: bool, show_fixes: bool, quiet: bool) -> None:
     """Lint PATHS (files and directories, recursively; default: the current directory)."""
     ctx = click.get_current_context()
     paths = paths or (".",)
@@ -139,11 +149,31 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], diff:
 
     remaining = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key)
     fixed = sum(r.fixed for r in results)
+    report = Report(remaining, lambda d: applicable(d.fix, unsafe),
+                    {r.path: r.source_map for r in results if r.source_map is not None})
     if diff:
-        click.echo("".join(r.diff for r in results), nl=False)
+        text = "".join(r.diff for r in results)
+    elif statistics_:
+        text = statistics(report, output_format)
     else:
-        click.echo(FORMATTERS[output_format](remaining, lambda d: applicable(d.fix, unsafe)), nl=False)
-    if not quiet:
+        text = FORMATTERS[output_format](report)
+    if output_file:
+        try:
+            with open(output_file, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+        except OSError as exc:
+            click.echo(f"poslint: error: {output_file}: cannot write: {exc.strerror or exc}", err=True)
+            failed = True
+    else:
+        click.echo(text, nl=False)
+    if show_fixes and not diff:
+        shown = fixes_applied({r.path: r.fixed_codes for r in results}) if fix else fixes_available(report)
+        if shown:
+            click.echo("Fixed:" if fix else "Fixes available:", err=True)
+        for line in shown:
+            click.echo(line, err=True)
+    # Nothing to lint (say, pre-commit passed only excluded files) is quiet: no summary at all.
+    if not quiet and (found.files or failed):
         for line in _summary(remaining, fixed, diff, fix, unsafe, failed):
             click.echo(line, err=True)
 

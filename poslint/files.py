@@ -25,7 +25,10 @@ from typing import Iterable, List, Sequence
 from poslint.source import SourceText, UndecodableSource
 
 DEFAULT_EXCLUDES = (".git", ".hg", ".venv", "venv", ".tox", "build", "dist", "__pycache__", "node_modules",
-                    "site-packages")
+                    "site-packages", ".ipynb_checkpoints")
+
+# Files found in directories: Python sources and Jupyter notebooks (see poslint.notebook).
+LINTED_SUFFIXES = (".py", ".ipynb")
 
 _SHEBANG = re.compile(rb"#![^\n]*\bpython[0-9.]*(?:\s|$)")
 
@@ -109,10 +112,10 @@ def discover(paths: Sequence[str], excludes: Iterable[str], root: Path, force_ex
                 dirnames[:] = sorted(d for d in dirnames if not excluded(os.path.join(top, d)))
                 for name in sorted(filenames):
                     child = os.path.normpath(os.path.join(top, name))
-                    if name.endswith(".py") and not excluded(child):
+                    if name.endswith(LINTED_SUFFIXES) and not excluded(child):
                         add(child)
             continue
-        if path.endswith(".py"):
+        if path.endswith(LINTED_SUFFIXES):
             add(path)
             continue
         try:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from poslint.checker import PARSE_ERROR, check_text, parse_error
 from poslint.config import Config, per_file_ignored
-from poslint.diagnostics import Diagnostic
+from poslint.diagnostics import Diagnostic, Edit
 from poslint.files import relative_to_root
-from poslint.fixer import fix_text, unified_diff, write_atomic
+from poslint.fixer import _overlaps, applicable, fix_text, unified_diff, write_atomic
+from poslint.locations import SourceMap
 from poslint.noqa import parse_suppressions
 from poslint.source import SourceText, UndecodableSource
 
@@ -32,6 +34,9 @@ class FileResult:
     internal_errors: List[str] = field(default_factory=list)  # a rule or the analysis failed; exit 2
     fixed: int = 0
     diff: str = ""  # unified diff of the fixes, when fixing changed the text
+    # Positions in the text the diagnostics refer to (after fixing), for the output formats.
+    source_map: Optional[SourceMap] = None
+    fixed_codes: Dict[str, int] = field(default_factory=dict)  # fixes applied, by rule code (--show-fixes)
 
 
 def lint_file(path: str, options: LintOptions) -> FileResult:
@@ -40,6 +45,8 @@ def lint_file(path: str, options: LintOptions) -> FileResult:
             data = handle.read()
     except OSError as exc:
         return FileResult(path, errors=[f"{path}: cannot read: {exc.strerror or exc}"])
+    if path.endswith(".ipynb"):
+        return _lint_notebook(path, data, options)
     result, source, new_text = lint_bytes(data, path, options)
     if options.write and new_text is not None:
         try:
@@ -53,37 +60,80 @@ def lint_file(path: str, options: LintOptions) -> FileResult:
     return result
 
 
-def lint_bytes(data: bytes, path: str, options: LintOptions
-               ) -> Tuple[FileResult, Optional[SourceText], Optional[str]]:
-    """Return the result, the decoded source, and the fixed text when fixing changed it."""
+def _lint_notebook(path: str, data: bytes, options: LintOptions) -> FileResult:
+    from poslint.notebook import lint_notebook
+
+    result, new_data = lint_notebook(path, data, options)
+    if options.write and new_data is not None:
+        try:
+            write_atomic(path, new_data)
+        except OSError as exc:
+            result.errors.append(f"{path}: not fixed: cannot write: {exc.strerror or exc}")
+            result.fixed = 0
+    return result
+
+
+def file_codes(path: str, options: LintOptions) -> FrozenSet[str]:
+    """The rules that apply to ``path``: the selection less its ``per-file-ignores``."""
     codes = options.codes
     if options.config.per_file_ignores:
         codes = codes - per_file_ignored(options.config, relative_to_root(path, options.config.root))
+    return codes
+
+
+def lint_bytes(data: bytes, path: str, options: LintOptions
+               ) -> Tuple[FileResult, Optional[SourceText], Optional[str]]:
+    """Return the result, the decoded source, and the fixed text when fixing changed it."""
+    codes = file_codes(path, options)
     try:
         source = SourceText.from_bytes(data)
     except UndecodableSource as exc:
         diagnostics = [parse_error(path, str(exc))] if PARSE_ERROR in codes else []
         return FileResult(path, diagnostics), None, None
+    result, new_text = lint_text(source.text, path, options, codes)
+    return result, source, new_text
+
+
+def lint_text(text: str, path: str, options: LintOptions, codes: FrozenSet[str]
+              ) -> Tuple[FileResult, Optional[str]]:
+    """Check (and with ``options.fix``, fix) a decoded text; return the result and the fixed text
+    when fixing changed it. ``result.source_map`` maps the text the diagnostics refer to."""
+
+    passes: List[List[Diagnostic]] = []  # what each check found, in order, to tell which fixes were taken
 
     def check(text: str) -> Tuple[List[Diagnostic], List[str]]:
         checked = check_text(text, path, codes)
         found = checked.diagnostics
         if not options.ignore_noqa:
             found = parse_suppressions(text).filter(found)
+        passes.append(found)
         return found, checked.internal_errors
 
-    first = check(source.text)
+    first = check(text)
     if not options.fix:
-        return FileResult(path, first[0], internal_errors=_unique(first[1])), source, None
-    outcome = fix_text(source.text, check, options.unsafe_fixes, first)
+        return FileResult(path, first[0], internal_errors=_unique(first[1]), source_map=SourceMap(text)), None
+    outcome = fix_text(text, check, options.unsafe_fixes, first)
     result = FileResult(path, outcome.diagnostics, internal_errors=_unique(outcome.internal_errors),
-                        fixed=outcome.fixed)
+                        fixed=outcome.fixed, source_map=SourceMap(outcome.text))
     if outcome.error is not None:
         result.errors.append(f"{path}: not fixed: {outcome.error}")
-    if outcome.text == source.text:
-        return result, source, None
-    result.diff = unified_diff(path, source.text, outcome.text)
-    return result, source, outcome.text
+    if outcome.text == text:
+        return result, None
+    result.fixed_codes = _fixed_codes(passes[:-1], options.unsafe_fixes, outcome.fixed)
+    result.diff = unified_diff(path, text, outcome.text)
+    return result, outcome.text
+
+
+def _fixed_codes(passes: List[List[Diagnostic]], unsafe_fixes: bool, fixed: int) -> Dict[str, int]:
+    """The codes of the fixes taken in each pass, chosen as :func:`poslint.fixer.fix_text` does."""
+    counts: Counter = Counter()
+    for found in passes:
+        taken: List[Edit] = []
+        for d in found:
+            if applicable(d.fix, unsafe_fixes) and not any(_overlaps(e, t) for e in d.fix.edits for t in taken):
+                taken.extend(d.fix.edits)
+                counts[d.code] += 1
+    return dict(counts) if sum(counts.values()) == fixed else {}
 
 
 def _unique(messages: List[str]) -> List[str]:
