@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
 
 from poslint.analysis.lattice import Role, Value
 
@@ -121,9 +121,26 @@ class ModuleFacts:
     attr_reads: List[AttrRead] = field(default_factory=list)
     # Product sites whose result reached cos/sin/polar: certainly rotary.
     rotary_products: Set[NodeKey] = field(default_factory=set)
+    # Product sites whose result escapes as a float tensor: returned, stored, passed to a call
+    # or added to something (a comparison result is a boolean mask, not a bias).
+    escaped: Set[NodeKey] = field(default_factory=set)
     # Buffers and parameters per class: attr -> storage.
     module_tensors: Dict[str, Dict[str, str]] = field(default_factory=dict)
     _parents: Optional[Dict[int, ast.AST]] = field(default=None, repr=False)
+
+    def rope_products(self) -> Iterable[Product]:
+        """Angle products: frequencies times recognised positions, or times anything when the
+        result reaches cos/sin/polar (an einsum of a decay kernel with a matrix is not RoPE)."""
+        for product in self.products:
+            if product.kind == "rope" and (product.positions.has(Role.POSITIONS)
+                                           or node_key(product.node) in self.rotary_products):
+                yield product
+
+    def alibi_products(self) -> Iterable[Product]:
+        """ALiBi biases: slopes times recognised positions."""
+        for product in self.products:
+            if product.kind == "alibi" and product.positions.has(Role.POSITIONS):
+                yield product
 
     def cos_sin_cast_after(self, product: Product) -> bool:
         """Whether cos/sin computed from this product are cast to an explicit dtype afterwards,

@@ -12,6 +12,7 @@ It never imports or executes the code it reads.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -64,6 +65,8 @@ CONCAT = frozenset({"cat", "stack", "hstack", "vstack", "dstack", "column_stack"
 CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
 CONSTRUCTION_ROOTS = frozenset({"__init__", "__post_init__", "reset_parameters", "_init_weights",
                                 "__new__", "__setstate__"})
+# Inputs that hold indices or masks by convention (input_ids, attention_mask, labels...).
+INTEGER_INPUT = re.compile(r"(^|[._])(\w*_ids?|ids|\w*mask\w*|labels?|indices|index)$")
 POSITION_NAMES = ("position_ids", "positions", "pos_ids", "position", "pos", "seq_ids",
                   "position_idx", "pos_idx")
 FREQ_NAME_HINTS = ("inv_freq",)
@@ -71,7 +74,7 @@ FREQ_NAME_HINTS = ("inv_freq",)
 
 def _name_roles(name: str) -> frozenset:
     low = name.lower().lstrip("_")
-    if low in POSITION_NAMES:
+    if low in POSITION_NAMES or "position" in low:
         return frozenset({Role.POSITIONS})
     if any(h in low for h in FREQ_NAME_HINTS):
         return frozenset({Role.FREQS})
@@ -480,18 +483,16 @@ class Interpreter:
         elif isinstance(stmt, ast.Expr):
             self.eval(stmt.value, frame)
         elif isinstance(stmt, ast.Return):
-            frame.returns.append(self.eval(stmt.value, frame) if stmt.value else UNKNOWN)
+            value = self.eval(stmt.value, frame) if stmt.value else UNKNOWN
+            self._escape(value)
+            frame.returns.append(value)
             raise _Return()
         elif isinstance(stmt, ast.If):
             self.eval(stmt.test, frame)
-            guard = self._precision_guard(stmt.test, frame)
-            narrowing = [self._isinstance_narrowing(stmt.test), {}]
-            if guard is not None:
-                low_in_body, names = guard
-                not_low = {n: frame.env[n].with_(prec=Prec.F32) for n in names
-                           if n in frame.env and frame.env[n].prec.may_be_16bit}
-                narrowing[1 if low_in_body else 0].update(not_low)
-            self._branches(frame, [stmt.body, stmt.orelse], narrowing=narrowing, precision_guard=guard is not None)
+            narrowing = self._guard_narrowing(stmt.test, frame)
+            narrowing[0].update(self._isinstance_narrowing(stmt.test))
+            self._branches(frame, [stmt.body, stmt.orelse], narrowing=narrowing,
+                           precision_guard=self._precision_guard(stmt.test) is not None)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             iterated = self.eval(stmt.iter, frame)
             element = Value(sort=Sort.PYINT, roles=frozenset({Role.FREQ_INDEX})) \
@@ -554,10 +555,27 @@ class Interpreter:
             return {test.args[0].id: Value(sort=Sort.PYFLOAT if names == {"float"} else Sort.OTHER)}
         return {}
 
-    def _precision_guard(self, test: ast.AST, frame: Frame) -> Optional[Tuple[bool, Set[str]]]:
-        """A test that detects 16-bit dtypes: ``dtype in (torch.float16, torch.bfloat16)``,
-        ``torch.finfo(dtype).bits < 32``, ``x.element_size() < 4``. Returns whether the body is
-        the 16-bit case, and the names tested; None for any other test."""
+    def _guard_narrowing(self, test: ast.AST, frame: Frame) -> List[Dict[str, Value]]:
+        """What a dtype test proves in each branch: the names and ``self.<attr>``s it tests are
+        not 16-bit in the branch where the test rules that out."""
+        narrowing: List[Dict[str, Value]] = [{}, {}]
+        guard = self._precision_guard(test)
+        if guard is None:
+            return narrowing
+        low_in_body, tested = guard
+        for expr in tested:
+            key = expr.id if isinstance(expr, ast.Name) else f"self.{expr.attr}"
+            if isinstance(expr, ast.Name) and key not in frame.env:
+                continue
+            current = frame.env[key] if key in frame.env else self.eval(expr, frame)
+            if current.prec.may_be_16bit:
+                narrowing[1 if low_in_body else 0][key] = current.with_(prec=Prec.F32)
+        return narrowing
+
+    def _precision_guard(self, test: ast.AST) -> Optional[Tuple[bool, List[ast.AST]]]:
+        """A test that tells 16-bit dtypes apart: ``dtype in (torch.float16, torch.bfloat16)``,
+        ``torch.finfo(dtype).bits < 32``, ``x.dtype != torch.float32``. Returns whether the body
+        is the 16-bit case, and the names and ``self.<attr>``s tested; None for other tests."""
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         for node in ast.walk(test):
             if not isinstance(node, ast.Compare) or len(node.ops) != 1:
@@ -565,11 +583,16 @@ class Interpreter:
             named = {self.names.qualname(n) for n in ast.walk(node)}
             by_size = "torch.finfo" in named or any(
                 isinstance(n, ast.Attribute) and n.attr in ("itemsize", "element_size", "bits") for n in ast.walk(node))
-            if not by_size and not {"torch.float16", "torch.bfloat16"} <= named:
+            op = node.ops[0]
+            if by_size or {"torch.float16", "torch.bfloat16"} <= named:
+                low_in_body = isinstance(op, (ast.In, ast.Eq, ast.Is, ast.Lt, ast.LtE))
+            elif named & {"torch.float32", "torch.float64"} and isinstance(op, (ast.Eq, ast.Is, ast.NotEq, ast.IsNot)):
+                low_in_body = isinstance(op, (ast.NotEq, ast.IsNot))  # ``x.dtype != torch.float32``
+            else:
                 continue  # ``dtype == torch.float16`` alone leaves bfloat16 possible
-            low_in_body = isinstance(node.ops[0], (ast.In, ast.Eq, ast.Is, ast.Lt, ast.LtE))
-            names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in frame.env}
-            return low_in_body != negated, names
+            tested = [n for n in ast.walk(test)
+                      if (isinstance(n, ast.Name) and n.id not in ("torch", "self")) or _is_self_attr(n)]
+            return low_in_body != negated, tested
         return None
 
     def _branches(self, frame: Frame, blocks: List[Sequence[ast.stmt]],
@@ -627,7 +650,8 @@ class Interpreter:
             elif isinstance(base, ast.Name) and base.id in frame.env:
                 current = frame.env[base.id]
                 frame.env[base.id] = current.with_(roles=current.roles | value.roles,
-                                                   products=current.products | value.products)
+                                                   products=current.products | value.products,
+                                                   recent=current.recent | value.recent)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, frame, None)
 
@@ -639,6 +663,7 @@ class Interpreter:
             return
         current = self.read_attr(attr_node, frame)
         written = current.with_(roles=current.roles | value.roles, products=current.products | value.products,
+                                recent=current.recent | value.recent,
                                 relative=value.relative if value.roles else current.relative)
         self.store_attr(frame, attr_node.attr, storage, written, node, value_node)
 
@@ -657,6 +682,7 @@ class Interpreter:
         if value.payload_key == "parameter":
             value = value.with_(payload=None, payload_key=None)
         frame.env[f"self.{attr}"] = value
+        self._escape(value)
         bucket = self._next_attrs.setdefault(cls.name, {})
         old = bucket.get(attr)
         if old:
@@ -741,7 +767,10 @@ class Interpreter:
     def _eval_Attribute(self, node: ast.Attribute, frame: Frame) -> Value:
         if _is_self_attr(node) and frame.cls is not None:
             return self.read_attr(node, frame)
-        if isinstance(node.value, ast.Name) and node.value.id not in frame.env and self.names.qualname(node):
+        root = node.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id not in frame.env and self.names.qualname(node):
             return self._qualified(node, frame)
         owner = self.eval(node.value, frame)
         if node.attr == "dtype":
@@ -788,7 +817,7 @@ class Interpreter:
         if converted and (value.is_tensor or value.roles):
             self._record(AttrRead(node, cls.name, node.attr, frame.site()), ("read", node_key(node)))
             reason = f"{storage} '{node.attr}'"
-            origin = Origin.at(node, reason, Prec.CONVERTED)
+            origin = Origin.at(node, reason, Prec.CONVERTED, relative=value.relative)
             if value.is_complex:
                 # module.to(torch.bfloat16) turns a complex buffer real (it drops the imaginary part).
                 return value.with_(sort=Sort.TENSOR, origin=origin,
@@ -802,8 +831,10 @@ class Interpreter:
             reason = f"the dtype of {_describe(owner, self.facts.source(owner_node))}"
             return dtype_value(owner.prec, Origin.at(owner_node, reason, owner.prec), is_complex=owner.is_complex)
         if owner.sort in (Sort.TENSOR, Sort.OTHER) and not _is_self_attr(owner_node):
-            # An input of unknown dtype: the activations, which mixed precision makes 16-bit.
             src = self.facts.source(owner_node)
+            if INTEGER_INPUT.search(src):
+                return dtype_value(Prec.INT, Origin.at(owner_node, f"the dtype of '{src}'", Prec.INT))
+            # An input of unknown dtype: the activations, which mixed precision makes 16-bit.
             return dtype_value(Prec.ACTIVATION, Origin.at(owner_node, f"the activation dtype ({src}.dtype)",
                                                           Prec.ACTIVATION))
         return dtype_value(Prec.UNKNOWN)
@@ -849,7 +880,16 @@ class Interpreter:
 
     def _eval_IfExp(self, node: ast.IfExp, frame: Frame) -> Value:
         self.eval(node.test, frame)
-        return merge(self.eval(node.body, frame), self.eval(node.orelse, frame))
+        narrowing = self._guard_narrowing(node.test, frame)
+        values = []
+        for i, branch in enumerate((node.body, node.orelse)):
+            saved = frame.env
+            frame.env = {**frame.env, **narrowing[i]}
+            try:
+                values.append(self.eval(branch, frame))
+            finally:
+                frame.env = saved
+        return merge(*values)
 
     def _eval_UnaryOp(self, node: ast.UnaryOp, frame: Frame) -> Value:
         value = self.eval(node.operand, frame)
@@ -906,6 +946,9 @@ class Interpreter:
                 sort = Sort.PYINT
             return Value(sort=sort, roles=frozenset(roles))
         result = self.promote(left, right, node, frame, division=isinstance(op, ast.Div))
+        if isinstance(op, (ast.Add, ast.Sub)):
+            self._escape(left)
+            self._escape(right)
         roles = self._combined_roles(op, left, right)
         relative = None
         ndim, axis = _broadcast_axes(left, right)
@@ -918,7 +961,7 @@ class Interpreter:
             pos = left if (left.has(Role.POSITIONS) or left.has(Role.BIAS)) else right
             relative = pos.relative
         value = result.with_(roles=roles, relative=relative, ndim=ndim, axis=axis,
-                             products=left.products | right.products,
+                             products=left.products | right.products, recent=left.recent | right.recent,
                              is_complex=left.is_complex or right.is_complex or
                              Sort.PYCOMPLEX in (left.sort, right.sort))
         if isinstance(op, ast.Mult) and Sort.PYCOMPLEX in (left.sort, right.sort) and \
@@ -994,15 +1037,16 @@ class Interpreter:
             return None
         if factor.is_number and not pos.is_tensor:
             return None
-        if not pos.has(Role.POSITIONS):
-            if op == "*" or pos.roles:
-                return None
         kind = "alibi" if factor.has(Role.SLOPES) and not factor.has(Role.FREQS) else "rope"
+        # ``inv_freq * scale`` is still frequencies; a matrix product with an operand we cannot
+        # see is kept as a candidate, and cos/sin of its result decide (ModuleFacts.rope_products).
+        if not pos.has(Role.POSITIONS) and (op == "*" or pos.roles or kind == "alibi"):
+            return None
         key = node_key(node)
         result = self.promote(pos, factor, node, frame, division=False)
-        role = Role.ANGLES if kind == "rope" else Role.BIAS
-        result = result.with_(roles=frozenset({role}), products=pos.products | factor.products | {key},
-                              relative=pos.relative if kind == "alibi" else None,
+        roles = {Role.ANGLES if kind == "rope" else Role.BIAS}
+        result = result.with_(roles=frozenset(roles), products=pos.products | factor.products | {key},
+                              recent=frozenset({key}), relative=pos.relative if kind == "alibi" else None,
                               ndim=None, axis=None, thin=None, is_complex=False)
         self._record(Product(node, op, kind, pos, pos_node, factor, factor_node, result, frame.site()),
                      ("product", key, pos, factor, frame.site()))
@@ -1021,6 +1065,8 @@ class Interpreter:
         func = node.func
         args = [self.eval(a, frame) for a in node.args]
         kwargs = {k.arg: self.eval(k.value, frame) for k in node.keywords if k.arg}
+        for value in list(args) + list(kwargs.values()):
+            self._escape(value)
         for k in node.keywords:
             if k.arg is None:
                 self.eval(k.value, frame)
@@ -1142,12 +1188,14 @@ class Interpreter:
             value = value.with_(roles=frozenset({Role.SLOPES if _is_pow2_base(base) else Role.FREQS}))
             return self._creation(node, value, frame)
         if name in CREATION_DEFAULT:
-            return self._creation_value(node, name, args, kwargs, frame, roles_from=None,
-                                        default_reason=f"torch.{name}(...) without dtype")
+            value = self._creation_value(node, name, args, kwargs, frame, roles_from=None,
+                                         default_reason=f"torch.{name}(...) without dtype")
+            return value.with_(payload_key="ones") if name == "ones" else value
         if name in LIKE:
             like = args[0] if args else UNKNOWN
             dtype = self._dtype_arg(kwargs)
-            base = tensor(like.prec, like.origin, is_complex=like.is_complex)
+            base = tensor(like.prec, like.origin, is_complex=like.is_complex,
+                          payload_key="ones" if name == "ones_like" else None)
             return self.cast(base, dtype, node, node, frame) if dtype else base
         if name in TRIG or name in ("cos_", "sin_"):
             return self.trig(node, args[0] if args else UNKNOWN, frame)
@@ -1235,9 +1283,17 @@ class Interpreter:
         roles = frozenset({Role.TRIG}) if (angle.has(Role.ANGLES) or angle.has(Role.TRIG)) else frozenset()
         return angle.with_(roles=roles, sort=Sort.TENSOR if angle.sort is Sort.OTHER else angle.sort)
 
+    def _escape(self, value: Value) -> None:
+        if self.recording:
+            if value.sort is Sort.TUPLE and isinstance(value.payload, tuple):
+                for element in value.payload:
+                    self._escape(element)
+            else:
+                self.facts.escaped.update(value.products)
+
     def _mark_rotary(self, angle: Value) -> None:
         if self.recording:
-            self.facts.rotary_products.update(angle.products)
+            self.facts.rotary_products.update(angle.recent)
 
     def tensor_method(self, name: str, receiver: Value, node: ast.Call, args: List[Value],
                       kwargs: Dict[str, Value], frame: Frame, function_form: bool = False) -> Value:
@@ -1276,8 +1332,8 @@ class Interpreter:
             role = Role.SLOPES if name == "exp2" else Role.FREQS
             value = self._float_op(receiver, node, frame).with_(roles=frozenset({role}))
             return self._creation(node, value, frame)
-        if name == "exp" and receiver.is_complex or (name == "exp" and receiver.has(Role.ANGLES)):
-            return receiver.with_(roles=frozenset({Role.ROTARY_COMPLEX}), is_complex=True)
+        if name == "exp" and receiver.is_complex and receiver.has(Role.ANGLES):
+            return receiver.with_(roles=frozenset({Role.ROTARY_COMPLEX}))  # exp(1j * angles)
         if name in ("pow", "float_power"):
             exponent = args[0] if args else UNKNOWN
             op_node = node
@@ -1299,7 +1355,11 @@ class Interpreter:
             return self._float_op(receiver, node, frame)
         if name == "cumsum":
             dtype = self._dtype_arg(kwargs)
-            base = receiver.with_(sort=Sort.TENSOR, roles=receiver.roles | {Role.POSITIONS},
+            # A running count over a mask is a position; a cumsum of floats (log-decays) is not.
+            counts = receiver.prec is Prec.INT or receiver.payload_key == "ones" or \
+                "mask" in self.facts.source(receiver_node).lower()
+            base = receiver.with_(sort=Sort.TENSOR,
+                                  roles=receiver.roles | {Role.POSITIONS} if counts else receiver.roles,
                                   prec=Prec.INT if receiver.prec in (Prec.UNKNOWN,) else receiver.prec,
                                   relative=False, axis=-1 if receiver.ndim is None else receiver.axis)
             return self.cast(base, dtype, node, receiver_node, frame, record=False) if dtype else base
@@ -1320,7 +1380,7 @@ class Interpreter:
             return Value(sort=Sort.PYINT)
         if name in ROLE_KILLING:
             if receiver.is_tensor:
-                return receiver.with_(roles=frozenset(), products=frozenset())
+                return receiver.with_(roles=frozenset(), products=frozenset(), recent=frozenset())
             return UNKNOWN
         if name in PRESERVING:
             return receiver
@@ -1339,8 +1399,11 @@ class Interpreter:
         for arg, arg_node in zip(args, node.args):
             if arg.sort is Sort.DTYPE:
                 return arg
+            src = self.facts.source(arg_node)
+            if arg.sort is Sort.OTHER and src.split(".")[-1].endswith("dtype"):
+                return dtype_value(Prec.UNKNOWN)  # ``.to(dtype)`` with a dtype we cannot see
             if arg.sort is Sort.TENSOR or (arg.sort is Sort.OTHER and arg.payload_key is None
-                                           and not _looks_like_device(self.facts.source(arg_node))):
+                                           and not _looks_like_device(src)):
                 return self.dtype_of(arg, arg_node, frame)
         return None
 
@@ -1353,7 +1416,7 @@ class Interpreter:
         before = value
         prec = target.prec
         reason = target.origin.reason if target.origin else prec.value
-        origin = Origin.at(node, reason, prec)
+        origin = Origin.at(node, reason, prec, relative=value.relative)
         rounded = value.rounded
         if value.prec.may_be_16bit and value.is_tensor:
             # Once rounded, always rounded: a later cast, up or down, does not undo it.

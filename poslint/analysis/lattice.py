@@ -77,12 +77,14 @@ class Origin:
     key: Tuple[int, int, int, int] = ()
     # The precision decided here.
     prec: Optional["Prec"] = None
+    # Whether the value was already a relative (key - query) distance when rounded here.
+    relative: Optional[bool] = None
 
     @staticmethod
-    def at(node: ast.AST, reason: str, prec: Optional["Prec"] = None) -> "Origin":
+    def at(node: ast.AST, reason: str, prec: Optional["Prec"] = None, relative: Optional[bool] = None) -> "Origin":
         key = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
                getattr(node, "end_lineno", 0), getattr(node, "end_col_offset", 0))
-        return Origin(node, reason, key, prec)
+        return Origin(node, reason, key, prec, relative)
 
 
 @dataclass(frozen=True)
@@ -101,8 +103,10 @@ class Value:
     axis: Optional[int] = None
     # Every dim but the varying one has size 1 (an arange, unsqueezed): a 1 x N view.
     thin: Optional[bool] = None
-    # Product sites (keys) this value derives from.
+    # Product and creation sites (keys) this value derives from.
     products: FrozenSet[Tuple[int, int, int, int]] = frozenset()
+    # The most recent product sites only: what cos/sin of this value confirms as rotary.
+    recent: FrozenSet[Tuple[int, int, int, int]] = frozenset()
     # Anything the interpreter wants to carry: tuple elements, instance class, callee, dtype's Value.
     payload: Any = field(default=None, compare=False, hash=False)
     # Stable identity of the payload for hashing/memoisation.
@@ -168,6 +172,7 @@ def merge(a: Value, b: Value) -> Value:
         else:
             return UNKNOWN
     worse, other = (a, b) if _MERGE_RANK[a.prec] >= _MERGE_RANK[b.prec] else (b, a)
+    # Paths that disagree are often correlated (``if full:`` ... ``if not full: return``): unknown.
     relative = a.relative if a.relative == b.relative else None
     payload = worse.payload if worse.payload is not None else other.payload
     return replace(
@@ -180,6 +185,7 @@ def merge(a: Value, b: Value) -> Value:
         axis=a.axis if a.axis == b.axis else None,
         thin=a.thin if a.thin == b.thin else None,
         products=a.products | b.products,
+        recent=a.recent | b.recent,
         payload=payload,
         payload_key=worse.payload_key if worse.payload is not None else other.payload_key,
     )

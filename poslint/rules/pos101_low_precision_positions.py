@@ -74,9 +74,7 @@ class Rotary(torch.nn.Module):
     ]
 
     def check(self, facts):
-        for product in facts.products:
-            if product.kind != "rope":
-                continue
+        for product in facts.rope_products():
             for origin in product.positions.precision_losses():
                 yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{DISTINCT_BF16_8K}",
                               positions_fix(facts, product, origin.node))

@@ -75,9 +75,9 @@ class Rotary(torch.nn.Module):
     ]
 
     def check(self, facts):
-        for product in facts.products:
+        for product in facts.rope_products():
             factor = product.factor
-            if product.kind != "rope" or factor.prec not in LOW_FACTOR or factor.origin is None:
+            if factor.prec not in LOW_FACTOR or factor.origin is None:
                 continue
             if factor.prec is Prec.CONVERTED:
                 message = (f"frequencies from {factor.origin.reason} enter the angle product unconverted; "

@@ -74,8 +74,8 @@ def rope(x, inv_freq, position_ids):
     ]
 
     def check(self, facts):
-        for product in facts.products:
-            if product.kind != "rope" or not product.lowered_by_cuda_autocast:
+        for product in facts.rope_products():
+            if not product.lowered_by_cuda_autocast:
                 continue
             if not product.site.runtime or product.site.autocast_off:
                 continue

@@ -63,9 +63,10 @@ def rope(x, positions, inv_freq):
     ]
 
     def check(self, facts):
+        rotary = {node_key(product.node) for product in facts.rope_products()}
         for cast in facts.casts:
             before, after = cast.before, cast.after
-            if before.has(Role.ANGLES) and after.prec.may_be_16bit:
+            if before.has(Role.ANGLES) and before.products & rotary and after.prec.may_be_16bit:
                 yield Finding(cast.node, f"angles are cast to {after.origin.reason} before cos/sin; "
                                          f"{when(after.prec)}angles near 8192 rad are 64 apart in bfloat16",
                               move_cast_to_cos_sin(facts, cast))
@@ -80,7 +81,7 @@ def rope(x, positions, inv_freq):
                 yield Finding(store.node, f"complex rotation kept in {store.storage} '{store.attr}'; "
                                           "model.to(torch.bfloat16) makes it real, dropping sin",
                               converted_buffer_fix(facts, f"buffer '{store.attr}'"))
-            elif value.has(Role.ANGLES):
+            elif value.has(Role.ANGLES) and value.products & rotary:
                 yield Finding(store.node, f"angles kept in {store.storage} '{store.attr}'; model.to(torch.bfloat16) "
                                           "rounds them, and angles near 8192 rad are 64 apart in bfloat16",
                               converted_buffer_fix(facts, f"buffer '{store.attr}'"))

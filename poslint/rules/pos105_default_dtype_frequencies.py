@@ -56,7 +56,7 @@ def frequencies(dim, base=10000.0):
 
     def check(self, facts):
         # Only frequencies that meet positions: a Fourier-feature scale on inputs is not RoPE.
-        used = {key for product in facts.products if product.kind == "rope" for key in product.factor.products}
+        used = {key for product in facts.rope_products() for key in product.factor.products}
         for creation in facts.creations:
             origin = creation.value.lost_precision()
             if creation.value.has(Role.FREQS) and origin is not None and origin.prec is Prec.DEFAULT \

@@ -69,9 +69,9 @@ class Rotary(torch.nn.Module):
     ]
 
     def check(self, facts):
-        for product in facts.products:
+        for product in facts.rope_products():
             rounded = product.factor.rounded
-            if product.kind == "rope" and rounded is not None and rounded.prec is Prec.CONVERTED \
+            if rounded is not None and rounded.prec is Prec.CONVERTED \
                     and product.factor.prec.is_float32_or_better:
                 yield Finding(rounded.node,
                               f"frequencies from {rounded.reason} are upcast at use, but model.to(torch.bfloat16) "

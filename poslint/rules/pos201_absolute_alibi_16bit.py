@@ -98,15 +98,16 @@ def forward(x):
                                           f"'{store.attr}'; after model.to(torch.bfloat16) {_COLLAPSE}",
                               converted_buffer_fix(facts, f"buffer '{store.attr}'"))
         cast_later = {key for cast in facts.casts if cast.after.prec.may_be_16bit for key in cast.before.products}
-        for product in facts.products:
-            if product.kind != "alibi" or product.positions.relative is not False:
+        for product in facts.alibi_products():
+            if product.positions.relative is not False:
                 continue
             slopes = product.factor.lost_precision()
             if slopes is not None and slopes.prec is not Prec.DEFAULT:
                 yield Finding(slopes.node, f"ALiBi slopes take {slopes.reason} and multiply absolute positions; "
                                            f"{when(slopes.prec)}{_COLLAPSE}",
                               _unsafe(facts, make_float32(facts, slopes.node), "compute the slopes in float32"))
-            elif product.result.prec is Prec.DEFAULT and node_key(product.node) not in cast_later:
+            elif product.result.prec is Prec.DEFAULT and node_key(product.node) not in cast_later \
+                    and node_key(product.node) in facts.escaped:
                 yield Finding(product.node, "ALiBi bias from absolute positions is computed in the default dtype; "
                                             f"under a bfloat16 default dtype {_COLLAPSE}",
                               _unsafe(facts, make_float32_operand(facts, product.positions_node),
