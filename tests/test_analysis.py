@@ -411,3 +411,22 @@ def test_a_guard_for_one_16_bit_dtype_does_not_clear_the_other():
             return torch.outer(torch.arange(x.shape[0], dtype=dtype), inv_freq.float()).cos()
     """)
     assert facts.products[0].positions.prec is Prec.ACTIVATION
+
+
+@pytest.mark.parametrize("body, prec", [
+    ("return torch.arange(n, dtype=dtype)", Prec.ACTIVATION),  # a dtype parameter nobody here binds
+    ("return torch.arange(n).to(dtype)", Prec.ACTIVATION),
+    ("return torch.arange(n, dtype=None)", Prec.INT),
+    ("d = helper() if dtype is None else dtype\n            return torch.arange(n, dtype=d)", Prec.UNKNOWN),
+])
+def test_unbound_dtype_parameters(body, prec):
+    facts = facts_of(f"""
+        import torch
+        from elsewhere import helper
+        def positions(n, dtype):
+            {body}
+        def angles(n, dtype):
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))
+            return torch.outer(positions(n, dtype), inv_freq).cos()
+    """)
+    assert facts.products[0].positions.prec is prec

@@ -436,7 +436,7 @@ class Interpreter:
             elif defaults[i] is not None:
                 value = self.eval(defaults[i], default_frame)
             else:
-                value = UNKNOWN
+                value = _unbound(param.arg)
             env[param.arg] = self._hint(param.arg, value)
         for param, default in zip(spec.kwonlyargs, spec.kw_defaults):
             if param.arg in kwargs:
@@ -444,7 +444,7 @@ class Interpreter:
             elif default is not None:
                 value = self.eval(default, default_frame)
             else:
-                value = UNKNOWN
+                value = _unbound(param.arg)
             env[param.arg] = self._hint(param.arg, value)
         if spec.vararg:
             env[spec.vararg.arg] = UNKNOWN
@@ -726,7 +726,9 @@ class Interpreter:
 
     def _eval_Constant(self, node: ast.Constant, frame: Frame) -> Value:
         v = node.value
-        if isinstance(v, bool) or v is None:
+        if v is None:
+            return Value(sort=Sort.OTHER, payload_key=("const", None))
+        if isinstance(v, bool):
             return Value(sort=Sort.OTHER, payload_key=v)
         if isinstance(v, int):
             return Value(sort=Sort.PYINT, payload_key=("const", v))
@@ -1125,12 +1127,19 @@ class Interpreter:
                     return self.call(method, args, kwargs, frame.env.get("self"), frame)
         return UNKNOWN
 
-    def _dtype_arg(self, kwargs: Dict[str, Value]) -> Optional[Value]:
+    def _dtype_arg(self, kwargs: Dict[str, Value], node: Optional[ast.Call] = None) -> Optional[Value]:
+        """The ``dtype=`` argument as a dtype value; None when absent or ``None``."""
         value = kwargs.get("dtype")
-        if value is None or (value.sort is Sort.OTHER and value.payload_key is None):
-            return None if value is None else dtype_value(Prec.UNKNOWN)
+        if value is None or value.payload_key == ("const", None):
+            return None
         if value.sort is Sort.DTYPE:
             return value
+        keyword = next((k for k in node.keywords if k.arg == "dtype"), None) if node is not None else None
+        if _is_dtype_parameter(value) and keyword is not None:
+            # A dtype argument that no caller here shows: the model's dtype.
+            src = self.facts.source(keyword.value)
+            return dtype_value(Prec.ACTIVATION, Origin.at(keyword.value, f"the caller's dtype argument '{src}'",
+                                                          Prec.ACTIVATION))
         return dtype_value(Prec.UNKNOWN)
 
     def torch_function(self, qual: str, node: ast.Call, args: List[Value], kwargs: Dict[str, Value],
@@ -1171,7 +1180,7 @@ class Interpreter:
             return self._arange(node, args, kwargs, frame)
         if name in ("tensor", "as_tensor", "from_numpy"):
             data = args[0] if args else UNKNOWN
-            dtype = self._dtype_arg(kwargs)
+            dtype = self._dtype_arg(kwargs, node)
             if dtype is not None:
                 return self.cast(data.with_(sort=Sort.TENSOR), dtype, node, node, frame)
             if data.is_tensor:
@@ -1193,7 +1202,7 @@ class Interpreter:
             return value.with_(payload_key="ones") if name == "ones" else value
         if name in LIKE:
             like = args[0] if args else UNKNOWN
-            dtype = self._dtype_arg(kwargs)
+            dtype = self._dtype_arg(kwargs, node)
             base = tensor(like.prec, like.origin, is_complex=like.is_complex,
                           payload_key="ones" if name == "ones_like" else None)
             return self.cast(base, dtype, node, node, frame) if dtype else base
@@ -1232,7 +1241,7 @@ class Interpreter:
         return self.tensor_method(name, receiver, node, args[1:], kwargs, frame, function_form=True)
 
     def _arange(self, node: ast.Call, args: List[Value], kwargs: Dict[str, Value], frame: Frame) -> Value:
-        dtype = self._dtype_arg(kwargs)
+        dtype = self._dtype_arg(kwargs, node)
         bounds = args + [kwargs[k] for k in ("start", "end", "step") if k in kwargs]
         extra = dict(ndim=1, axis=-1, relative=False, thin=True)
         base = tensor(Prec.INT, Origin.at(node, "integer arange"), roles=frozenset({Role.POSITIONS}), **extra)
@@ -1245,7 +1254,7 @@ class Interpreter:
         return base
 
     def _creation_value(self, node, name, args, kwargs, frame, roles_from, default_reason) -> Value:
-        dtype = self._dtype_arg(kwargs)
+        dtype = self._dtype_arg(kwargs, node)
         roles = roles_from.roles if roles_from is not None else frozenset()
         if name == "linspace":
             roles = frozenset({Role.POSITIONS})
@@ -1299,7 +1308,7 @@ class Interpreter:
                       kwargs: Dict[str, Value], frame: Frame, function_form: bool = False) -> Value:
         receiver_node = node.args[0] if function_form and node.args else (
             node.func.value if isinstance(node.func, ast.Attribute) else node)
-        if receiver.sort is Sort.OTHER and receiver.payload_key is None and not receiver.roles:
+        if _is_opaque(receiver) and not receiver.roles:
             receiver = receiver.with_(sort=Sort.TENSOR) if name in PRESERVING or name in CAST_METHODS \
                 or name in ("to", "type", "type_as") else receiver
         if name in CAST_METHODS:
@@ -1354,7 +1363,7 @@ class Interpreter:
         if name == "reciprocal":
             return self._float_op(receiver, node, frame)
         if name == "cumsum":
-            dtype = self._dtype_arg(kwargs)
+            dtype = self._dtype_arg(kwargs, node)
             # A running count over a mask is a position; a cumsum of floats (log-decays) is not.
             counts = receiver.prec is Prec.INT or receiver.payload_key == "ones" or \
                 "mask" in self.facts.source(receiver_node).lower()
@@ -1395,14 +1404,20 @@ class Interpreter:
                    frame: Frame) -> Optional[Value]:
         """The dtype ``.to(...)`` converts to: ``dtype=``, a dtype argument, or ``.to(other)``."""
         if "dtype" in kwargs:
-            return self._dtype_arg(kwargs)
+            return self._dtype_arg(kwargs, node)
         for arg, arg_node in zip(args, node.args):
             if arg.sort is Sort.DTYPE:
                 return arg
             src = self.facts.source(arg_node)
+            if arg.payload_key == ("const", None):
+                continue
+            if _is_dtype_parameter(arg):
+                # ``.to(dtype)`` with a dtype argument no caller here shows: the model's dtype.
+                return dtype_value(Prec.ACTIVATION, Origin.at(arg_node, f"the caller's dtype argument '{src}'",
+                                                              Prec.ACTIVATION))
             if arg.sort is Sort.OTHER and src.split(".")[-1].endswith("dtype"):
-                return dtype_value(Prec.UNKNOWN)  # ``.to(dtype)`` with a dtype we cannot see
-            if arg.sort is Sort.TENSOR or (arg.sort is Sort.OTHER and arg.payload_key is None
+                return dtype_value(Prec.UNKNOWN)
+            if arg.sort is Sort.TENSOR or (_is_opaque(arg)
                                            and not _looks_like_device(src)):
                 return self.dtype_of(arg, arg_node, frame)
         return None
@@ -1449,6 +1464,22 @@ def _first_rounded(a: Value, b: Value) -> Optional[Origin]:
 def _upcast_here(before: Optional[Value], after: Value) -> bool:
     return before is not None and before is not after and after.prec.is_float32_or_better \
         and before.prec is not after.prec and after.sort in (Sort.TENSOR, Sort.DTYPE)
+
+
+def _unbound(name: str) -> Value:
+    """A parameter that no caller in this file binds."""
+    return Value(sort=Sort.OTHER, payload_key=("param", name))
+
+
+def _is_opaque(value: Value) -> bool:
+    """An untyped value: unknown, or a parameter nobody here binds."""
+    return value.sort is Sort.OTHER and (value.payload_key is None or (
+        isinstance(value.payload_key, tuple) and value.payload_key[0] == "param"))
+
+
+def _is_dtype_parameter(value: Value) -> bool:
+    key = value.payload_key
+    return isinstance(key, tuple) and key[0] == "param" and key[1].endswith("dtype")
 
 
 def _looks_like_device(src: str) -> bool:

@@ -174,7 +174,8 @@ def merge(a: Value, b: Value) -> Value:
     worse, other = (a, b) if _MERGE_RANK[a.prec] >= _MERGE_RANK[b.prec] else (b, a)
     # Paths that disagree are often correlated (``if full:`` ... ``if not full: return``): unknown.
     relative = a.relative if a.relative == b.relative else None
-    payload = worse.payload if worse.payload is not None else other.payload
+    same_key = a.payload_key == b.payload_key
+    payload = (worse.payload if worse.payload is not None else other.payload) if same_key else None
     return replace(
         worse,
         roles=a.roles | b.roles,
@@ -187,5 +188,5 @@ def merge(a: Value, b: Value) -> Value:
         products=a.products | b.products,
         recent=a.recent | b.recent,
         payload=payload,
-        payload_key=worse.payload_key if worse.payload is not None else other.payload_key,
+        payload_key=a.payload_key if same_key else None,
     )
