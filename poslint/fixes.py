@@ -11,6 +11,7 @@ import re
 from typing import List, Optional, Tuple
 
 from poslint.analysis import ModuleFacts
+from poslint.analysis.names import canonical
 from poslint.diagnostics import Edit
 
 # Parameter names that carry sizes, scalars or options, not tensors: never a device source.
@@ -19,12 +20,19 @@ _NOT_TENSORS = re.compile(r"^(self|cls|dtype|n|d|k)$|(^|_)(size|len|length|seqle
                           r"($|_)")
 
 
-def torch_name(facts: ModuleFacts) -> Tuple[str, Tuple[str, ...]]:
-    """How this file spells ``torch``, and the import to add when it does not import it."""
+def torch_attr(facts: ModuleFacts, name: str) -> Tuple[str, Tuple[str, ...]]:
+    """How to spell ``torch.<name>`` in this file's import style, and the import that needs
+    adding: ``T.float32`` after ``import torch as T``, ``float32`` (from torch) in a file that
+    only uses ``from torch import ...``, ``torch.float32`` plus ``import torch`` otherwise."""
+    for alias, target in facts.names.aliases.items():
+        if canonical(target) == f"torch.{name}":
+            return alias, ()
     for alias, target in facts.names.aliases.items():
         if target == "torch":
-            return alias, ()
-    return "torch", ("import torch",)
+            return f"{alias}.{name}", ()
+    if any(target.startswith("torch.") for target in facts.names.aliases.values()):
+        return name, (f"from torch import {name}",)
+    return f"torch.{name}", ("import torch",)
 
 
 def replace(facts: ModuleFacts, node: ast.AST, text: str) -> Edit:
@@ -55,16 +63,16 @@ def keyword(call: ast.Call, name: str) -> Optional[ast.keyword]:
 
 def set_dtype_float32(facts: ModuleFacts, call: ast.Call) -> List[Edit]:
     """``f(..., dtype=X)`` -> ``f(..., dtype=torch.float32)``; adds the keyword when missing."""
-    torch, _ = torch_name(facts)
+    float32, _ = torch_attr(facts, "float32")
     existing = keyword(call, "dtype")
     if existing is not None:
-        return [replace(facts, existing.value, f"{torch}.float32")]
+        return [replace(facts, existing.value, float32)]
     last = (call.args + call.keywords)[-1] if (call.args or call.keywords) else None
     if last is None:
         start, end = facts.span(call)
         close = facts.text.rindex(")", start, end)
-        return [Edit(close, close, f"dtype={torch}.float32")]
-    return [insert_after(facts, last.value if isinstance(last, ast.keyword) else last, f", dtype={torch}.float32")]
+        return [Edit(close, close, f"dtype={float32}")]
+    return [insert_after(facts, last.value if isinstance(last, ast.keyword) else last, f", dtype={float32}")]
 
 
 def make_float32(facts: ModuleFacts, node: ast.AST) -> List[Edit]:

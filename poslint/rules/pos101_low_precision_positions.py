@@ -1,5 +1,5 @@
 from poslint.diagnostics import Fix
-from poslint.fixes import make_float32, torch_name
+from poslint.fixes import make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import DISTINCT_BF16_8K, when
 
@@ -87,4 +87,4 @@ def positions_fix(facts, product, node):
     if not edits:
         return None
     safety = "safe" if facts.cos_sin_cast_after(product) else "unsafe"
-    return Fix(tuple(edits), safety, "compute the positions in float32", torch_name(facts)[1])
+    return Fix(tuple(edits), safety, "compute the positions in float32", torch_attr(facts, "float32")[1])

@@ -1,6 +1,6 @@
 from poslint.analysis import Prec
 from poslint.diagnostics import Fix
-from poslint.fixes import buffer_to_attribute, module_tensor_name, make_float32, torch_name
+from poslint.fixes import buffer_to_attribute, module_tensor_name, make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import when
 
@@ -88,7 +88,7 @@ class Rotary(torch.nn.Module):
                            f"{when(factor.prec)}the angle error reaches pi by position 8191")
                 edits = make_float32(facts, factor.origin.node)
                 fix = Fix(tuple(edits), "safe" if facts.cos_sin_cast_after(product) else "unsafe",
-                          "cast the frequencies to float32", torch_name(facts)[1]) if edits else None
+                          "cast the frequencies to float32", torch_attr(facts, "float32")[1]) if edits else None
                 yield Finding(factor.origin.node, message, fix)
 
 

@@ -2,7 +2,7 @@ import ast
 
 from poslint.analysis import Prec
 from poslint.diagnostics import Fix
-from poslint.fixes import atom, enclosing_statement, replace, simple_name, torch_name, wrap_in_block
+from poslint.fixes import atom, enclosing_statement, replace, simple_name, torch_attr, wrap_in_block
 from poslint.rules.base import Finding, Rule
 
 LOWERED_ON_CPU_TOO = frozenset({"matmul", "@", "mm", "bmm", "baddbmm", "addbmm", "addmm", "linear"})
@@ -92,10 +92,10 @@ def autocast_fix(facts, product):
     device = simple_name(facts, product.positions_node) or simple_name(facts, product.factor_node)
     if statement is None or device is None:
         return None
-    torch, imports = torch_name(facts)
+    autocast, imports = torch_attr(facts, "autocast")
     upcasts = [replace(facts, operand, f"{atom(facts, operand)}.float()")
                for operand in (product.positions_node, product.factor_node) if not _is_float_call(operand)]
-    header = f"with {torch}.autocast(device_type={device}.device.type, enabled=False):"
+    header = f"with {autocast}(device_type={device}.device.type, enabled=False):"
     edit = wrap_in_block(facts, statement, header, upcasts)
     if edit is None:
         return None

@@ -1,6 +1,6 @@
 from poslint.analysis import Prec, Role, node_key
 from poslint.diagnostics import Fix
-from poslint.fixes import make_float32, torch_name
+from poslint.fixes import make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
 
 
@@ -62,7 +62,7 @@ def frequencies(dim, base=10000.0):
             if creation.value.has(Role.FREQS) and origin is not None and origin.prec is Prec.DEFAULT \
                     and node_key(creation.node) in used:
                 edits = make_float32(facts, origin.node)
-                fix = Fix(tuple(edits), "safe", "compute the frequencies in float32", torch_name(facts)[1]) \
+                fix = Fix(tuple(edits), "safe", "compute the frequencies in float32", torch_attr(facts, "float32")[1]) \
                     if edits else None
                 yield Finding(origin.node, f"frequencies take {origin.reason}; under a bfloat16 default dtype "
                                            "they are rounded to 8 bits and the angle error reaches pi by position 8191",

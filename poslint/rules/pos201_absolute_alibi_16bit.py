@@ -1,6 +1,6 @@
 from poslint.analysis import Prec, Role, node_key
 from poslint.diagnostics import Fix
-from poslint.fixes import atom, make_float32, make_float32_operand, replace, torch_name
+from poslint.fixes import atom, make_float32, make_float32_operand, replace, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.pos102_converted_frequencies import converted_buffer_fix
 from poslint.rules.consequences import when
@@ -115,7 +115,7 @@ def forward(x):
 
 
 def _unsafe(facts, edits, description):
-    return Fix(tuple(edits), "unsafe", description, torch_name(facts)[1]) if edits else None
+    return Fix(tuple(edits), "unsafe", description, torch_attr(facts, "float32")[1]) if edits else None
 
 
 _COLLAPSE = "near position 4096 the 64 keys nearest the query collapse to a handful of distinct values"

@@ -1,5 +1,5 @@
 from poslint.diagnostics import Fix
-from poslint.fixes import make_float32, torch_name
+from poslint.fixes import make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import when
 
@@ -65,6 +65,6 @@ def alibi(q, slopes):
                     continue  # rounded after key - query: the near-diagonal distances stay exact
                 edits = make_float32(facts, origin.node)
                 fix = Fix(tuple(edits), "unsafe", "compute the ALiBi positions in float32",
-                          torch_name(facts)[1]) if edits else None
+                          torch_attr(facts, "float32")[1]) if edits else None
                 yield Finding(origin.node, f"ALiBi positions take {origin.reason}; {when(origin.prec)}"
                                            "bfloat16 holds integers exactly only up to 256", fix)
