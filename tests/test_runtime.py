@@ -296,3 +296,17 @@ def test_lint_mode_never_imports_torch():
     out = subprocess.run([sys.executable, "-c", code, str(MODELS / "llama_old.py")],
                          capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("make, references", [(torch.zeros, 1), (torch.randn, 3)])
+def test_equal_inputs_share_one_float64_reference(make, references):
+    calls = []
+
+    def poslint_factory(seq_len=8192):
+        calls.append(seq_len)
+        return PolarRope(), lambda dtype: (make(seq_len, dtype=dtype),), {"position_axis": 0}
+
+    result = verify_rotary(poslint_factory, seq_len=300)
+    # one call for the options, one per reference, one per scenario
+    assert len(calls) == 1 + references + len(SCENARIOS)
+    assert result["autocast-cpu"].passed

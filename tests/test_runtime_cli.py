@@ -117,3 +117,19 @@ def test_new_user_entry_point():
     assert out.returncode == 1, out.stderr
     assert "autocast-cuda-emulated" in out.stdout
     assert out.stderr == ""
+
+
+def test_verify_doc_shows_the_current_before_and_after_output(tmp_path, monkeypatch):
+    doc = (ROOT / "docs" / "verify.md").read_text(encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rope.py").write_text(
+        (ROOT / "tests" / "fixtures" / "rope" / "checker" / "llama_hf_2023.py").read_text(encoding="utf-8"),
+        encoding="utf-8")
+    before = invoke("rope.py:poslint_factory")
+    assert before.exit_code == 1
+    fix = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "rope.py"])
+    assert fix.exit_code == 0, fix.output
+    after = invoke("rope.py:poslint_factory")
+    assert after.exit_code == 0
+    assert f"$ poslint verify rope.py:poslint_factory\n{before.output}```" in doc
+    assert f"$ poslint verify rope.py:poslint_factory\n{after.output}```" in doc

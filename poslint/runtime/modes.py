@@ -128,8 +128,7 @@ def _cast_eligible(value: Any, low: torch.dtype) -> Any:
 def wrapped_angle_error(angle: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
     """|angle - reference| reduced to [0, pi]; non-finite angles count as the worst error, pi."""
     diff = torch.remainder(angle - reference + math.pi, 2 * math.pi) - math.pi
-    err = diff.abs()
-    return torch.where(torch.isfinite(err), err, torch.full_like(err, math.pi))
+    return diff.abs_().nan_to_num_(nan=math.pi)  # remainder(inf) is NaN
 
 
 def pair_by_order_and_shape(
