@@ -123,7 +123,7 @@ def test_fixer_variant_fixes_the_file(tmp_path, hook_repo, pre_commit_home):
     work = project(tmp_path, {"buggy.py": BUGGY, "clean.py": CLEAN})
     config = work / "fixer.yaml"
     config.write_text(f"repos:\n  - repo: {json.dumps(str(repo))}\n    rev: {rev}\n    hooks:\n"
-                      "      - id: poslint\n        args: [--fix, --unsafe-fixes]\n", encoding="utf-8")
+                      "      - id: poslint\n        args: [--fix, --unsafe-fixes, --force-exclude]\n", encoding="utf-8")
     result = pre_commit(["run", "--config", str(config), "--all-files"], work, pre_commit_home)
     fixed = (work / "buggy.py").read_text(encoding="utf-8")
     # pre-commit fails a hook that modified files, so the user reviews the change.
