@@ -310,3 +310,11 @@ def test_equal_inputs_share_one_float64_reference(make, references):
     # one call for the options, one per reference, one per scenario
     assert len(calls) == 1 + references + len(SCENARIOS)
     assert result["autocast-cpu"].passed
+
+
+def test_load_factory_file_may_define_dataclasses(tmp_path):
+    (tmp_path / "dc.py").write_text(
+        "from __future__ import annotations\nimport dataclasses\n"
+        "@dataclasses.dataclass\nclass Config:\n    dim: int = 8\n"
+        "def poslint_factory(seq_len=8192):\n    return Config().dim\n")
+    assert load_factory(str(tmp_path / "dc.py"))() == 8

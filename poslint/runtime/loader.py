@@ -36,11 +36,14 @@ def _load_file(path: str):
     if spec is None or spec.loader is None:
         raise VerifyError(f"cannot import {path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
-    # The target may import modules that sit beside it.
+    # Registered like any import (dataclasses and pickling look the module up); the target may
+    # import modules that sit beside it.
+    sys.modules[name] = module
     sys.path.insert(0, directory)
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
+        del sys.modules[name]
         raise VerifyError(f"importing {path} raised {type(exc).__name__}: {exc}") from exc
     finally:
         sys.path.remove(directory)
