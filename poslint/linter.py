@@ -63,7 +63,12 @@ def lint_file(path: str, options: LintOptions) -> FileResult:
 def _lint_notebook(path: str, data: bytes, options: LintOptions) -> FileResult:
     from poslint.notebook import lint_notebook
 
-    result, new_data = lint_notebook(path, data, options)
+    try:
+        result, new_data = lint_notebook(path, data, options)
+    except RecursionError:
+        return FileResult(path, internal_errors=[f"{path}: notebook: nests too deeply to analyse"])
+    except Exception as exc:  # noqa: BLE001 - one notebook must not take down the run
+        return FileResult(path, internal_errors=[f"{path}: notebook: {type(exc).__name__}: {exc}"])
     if options.write and new_data is not None:
         try:
             write_atomic(path, new_data)

@@ -43,6 +43,7 @@ from poslint.checker import PARSE_ERROR
 from poslint.diagnostics import Diagnostic, Edit
 from poslint.locations import Position, SourceMap, apply_edits
 from poslint.noqa import parse_suppressions
+from poslint.source import LineIndex
 
 MARKER = "# poslint-cell-boundary"
 _MARKER_LINE = re.compile(r"^# poslint-cell-boundary (\d+)\n", re.MULTILINE)
@@ -323,6 +324,7 @@ class NotebookMap(SourceMap):
         self.file_rows = file_rows or {}
         self.segments: List[Tuple[int, int, int, int]] = []  # (start, end, cell, offset in cell)
         self.cells: Dict[int, str] = {}
+        self._cell_index: Dict[int, LineIndex] = {}
         markers = list(_MARKER_LINE.finditer(text))
         for k, match in enumerate(markers):
             number = int(match.group(1))
@@ -342,10 +344,10 @@ class NotebookMap(SourceMap):
         return cell, base + end - start
 
     def position(self, offset: int) -> Position:
-        from poslint.source import LineIndex
-
         cell, local = self.locate(offset)
-        row, col = LineIndex(self.cells[cell]).offset_to_position(local)
+        if cell not in self._cell_index:
+            self._cell_index[cell] = LineIndex(self.cells[cell])
+        row, col = self._cell_index[cell].offset_to_position(local)
         return Position(row, col + 1, cell)
 
     def lines(self, cell: Optional[int] = None) -> List[str]:

@@ -237,3 +237,32 @@ def test_list_sources_keep_their_layout(tmp_path):
     assert serialise_source("x\ny", '["a\\n", "b"]', False) == '["x\\n", "y"]'
     assert serialise_source("é", '"a"', True) == '"\\u00e9"'
     assert serialise_source("é", '"a"', False) == '"é"'
+
+
+@pytest.mark.parametrize("content", [
+    b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}',
+    b'{"cells": [{"cell_type": "code", "metadata": {}, "outputs": []}], "nbformat": 4}',
+    b'{"cells": [1, "x", null], "nbformat": 4}',
+    b'{"cells": [{"cell_type": "code", "source": "%%time\\n"}, {"cell_type": "code", "source": "!ls"}], "nbformat": 4}',
+    b'{"cells": [{"cell_type": "code", "source": "x = 1"}], "metadata": {"language_info": "python"}, "nbformat": 4}',
+    b'{"cells": [{"cell_type": "code", "source": [1, 2]}], "nbformat": 4}',
+    b'{"worksheets": [{"cells": []}], "nbformat": 3}',
+    b'[1, 2]',
+    b'{"cells": [], "x": "\xe9"}',
+    b"[" * 100000 + b"]" * 100000,
+])
+def test_odd_notebooks_never_crash(content):
+    Path("odd.ipynb").write_bytes(content)
+    result = run("--fix", "odd.ipynb")
+    assert result.exit_code in (0, 1), result.output
+    assert "internal error" not in result.stderr and "Traceback" not in result.output
+    if result.exit_code == 1:
+        assert result.stdout.startswith("odd.ipynb:1:1: POS001 cannot parse: not a notebook: ")
+
+
+def test_bom_is_kept_when_fixing():
+    Path("bom.ipynb").write_bytes(b"\xef\xbb\xbf" + json.dumps(
+        {"cells": [{"cell_type": "code", "metadata": {}, "source": IMPORTS + CLASS}], "nbformat": 4}).encode())
+    assert run("--fix", "bom.ipynb").stderr.startswith("Fixed ")
+    data = Path("bom.ipynb").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf") and "dtype=torch.float32" in json.loads(data[3:])["cells"][0]["source"]
