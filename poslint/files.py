@@ -115,7 +115,7 @@ def discover(paths: Sequence[str], excludes: Iterable[str], root: Path, force_ex
                     if name.endswith(LINTED_SUFFIXES) and not excluded(child):
                         add(child)
             continue
-        if path.endswith(LINTED_SUFFIXES):
+        if path.endswith(LINTED_SUFFIXES + (".pyi",)):  # a named stub is Python too (pre-commit passes them)
             add(path)
             continue
         try:

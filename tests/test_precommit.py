@@ -147,3 +147,13 @@ def test_no_files_left_after_exclusion_is_silent_and_exits_0(tmp_path, monkeypat
     result = CliRunner().invoke(main, ["--force-exclude", "--extend-exclude", "gen.py", "gen.py"])
     assert result.exit_code == 0
     assert result.stdout == "" and result.stderr == ""
+
+
+def test_named_stub_files_are_linted_without_a_note(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "types.pyi").write_text("x: int\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["types.pyi"])
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "skipped" not in result.stderr
