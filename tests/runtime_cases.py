@@ -17,8 +17,8 @@ does not behave as registered). The test then runs as a strict xfail: it fails a
 contradiction is gone, so the note cannot go stale.
 
 ALiBi models that return the full [heads, L, L] bias run at 1024 positions: at 8192 the float64
-reference alone is 4 GiB, and at 2048 they alone took most of the suite's run time. They still fail in bf16
-(17 distinct values among the 64 nearest keys, error 1.5), not down to 5.
+reference alone is 4 GiB, and at 2048 they took most of the suite's run time. They still fail
+in bf16 (17 distinct values among the 64 nearest keys, error 1.5), not down to 5.
 """
 
 from __future__ import annotations
