@@ -12,7 +12,7 @@ from typing import List, Optional, Tuple
 
 from poslint.analysis import ModuleFacts
 from poslint.analysis.names import canonical
-from poslint.diagnostics import Edit
+from poslint.diagnostics import Edit, Fix
 
 # Parameter names that carry sizes, scalars or options, not tensors: never a device source.
 _NOT_TENSORS = re.compile(r"^(self|cls|dtype|n|d|k)$|(^|_)(size|len|length|seqlen|dim|dims|num|count|base|"
@@ -192,36 +192,57 @@ def wrap_in_block(facts: ModuleFacts, stmt: ast.stmt, header: str, inner_edits: 
     return Edit(start, end, text)
 
 
-def buffer_to_attribute(facts: ModuleFacts, attr: str) -> Optional[List[Edit]]:
-    """Turn every ``self.register_buffer("<attr>", value, ...)`` (or ``nn.Parameter(value)``)
-    into a plain ``self.<attr> = value``, where ``module.to(dtype)`` cannot reach it, and move it
-    to the device at each run-time read."""
-    edits: List[Edit] = []
-    for store in facts.stores:
-        if store.attr != attr or store.value_node is None:
-            continue
-        if store.storage == "buffer" and isinstance(store.node, ast.Call):
-            if not isinstance(facts.parent_of(store.node), ast.Expr):
-                return None
-            edits.append(replace(facts, store.node, f"self.{attr} = {facts.source(store.value_node)}"))
-        elif store.storage == "parameter" and isinstance(store.value_node, ast.Call) and store.value_node.args \
-                and (facts.names.qualname(store.value_node.func) or "").endswith("Parameter"):
-            edits.append(replace(facts, store.value_node, facts.source(store.value_node.args[0])))
+def float32_copy_fix(facts: ModuleFacts, attr: Optional[str], is_complex: bool = False) -> Optional[Fix]:
+    """The fix for a module tensor that ``module.to()`` rounds (POS102, POS104, POS106, POS201)."""
+    edits = keep_float32_copy(facts, attr, is_complex) if attr else None
     if not edits:
         return None
-    seen = set()
-    for read in facts.attr_reads:
-        if read.attr != attr or id(read.node) in seen:
+    imports = tuple(dict.fromkeys(
+        imp for name in (("int64", "complex64") if is_complex else ("int32", "float32"))
+        for imp in torch_attr(facts, name)[1]))
+    return Fix(tuple(edits), "unsafe", f"read '{attr}' from float32 bits that module.to() does not convert", imports)
+
+
+def keep_float32_copy(facts: ModuleFacts, attr: str, is_complex: bool = False) -> Optional[List[Edit]]:
+    """Keep the float32 values of buffer (or frozen parameter) ``attr`` where ``module.to(dtype)``
+    cannot reach them: next to every ``register_buffer``/``nn.Parameter`` of it, register a
+    non-persistent *integer* buffer that views the same float32 bits (module conversions skip
+    integer buffers but still move them between devices), and read the frequencies from that view
+    wherever the forward path used the rounded tensor. ``state_dict()`` is unchanged."""
+    bits = f"_{attr}_bits"
+    int_dtype, _ = torch_attr(facts, "int64" if is_complex else "int32")
+    float_dtype, _ = torch_attr(facts, "complex64" if is_complex else "float32")
+    upcast = "" if is_complex else ".float()"
+    newline = newline_of(facts)
+    edits: List[Edit] = []
+    for store in facts.stores:
+        if store.attr != attr or store.storage == "plain":
             continue
-        seen.add(id(read.node))
-        parent = facts.parent_of(read.node)
-        if isinstance(parent, ast.Attribute) and parent.attr in ("dtype", "device", "shape", "to"):
-            continue  # metadata, or already moved explicitly
-        device = device_source(facts, read.node)
-        if device is None:
+        statement = enclosing_statement(facts, store.node)
+        frozen = store.storage == "buffer" or _frozen_parameter(facts, store.value_node)
+        if statement is None or not frozen or facts.parent_of(statement) is None:
             return None
-        edits.append(replace(facts, read.node, f"self.{attr}.to({device})"))
+        indent = indent_of(facts, statement)
+        comment = f"# '{attr}' at full precision: module.to(dtype) converts floating buffers, not integer ones"
+        register = f'self.register_buffer("{bits}", self.{attr}{upcast}.view({int_dtype}), persistent=False)'
+        edits.append(insert_after(facts, statement, f"{newline}{indent}{comment}{newline}{indent}{register}"))
+    if not edits:
+        return None
+    reads = {id(read.node): read.node for read in facts.value_reads(attr)}
+    edits += [replace(facts, node, f"self.{bits}.view({float_dtype})") for node in reads.values()]
     return edits
+
+
+def _frozen_parameter(facts: ModuleFacts, value_node: Optional[ast.AST]) -> bool:
+    """``nn.Parameter(x, requires_grad=False)``: a trainable parameter cannot be shadowed."""
+    if not isinstance(value_node, ast.Call) or not (facts.names.qualname(value_node.func) or "").endswith("Parameter"):
+        return False
+    flag = keyword(value_node, "requires_grad")
+    if flag is None and len(value_node.args) > 1:
+        flag_value = value_node.args[1]
+    else:
+        flag_value = flag.value if flag is not None else None
+    return isinstance(flag_value, ast.Constant) and flag_value.value is False
 
 
 def module_tensor_name(reason: str) -> Optional[str]:

@@ -22,6 +22,10 @@ CUDA_AUTOCAST_LOWERED = frozenset({
 })
 
 
+# Tensor attributes that do not depend on the values.
+METADATA = frozenset({"dtype", "device", "shape", "ndim", "is_cuda", "layout"})
+
+
 def node_key(node: ast.AST) -> NodeKey:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
             getattr(node, "end_lineno", 0), getattr(node, "end_col_offset", 0))
@@ -141,6 +145,16 @@ class ModuleFacts:
         for product in self.products:
             if product.kind == "alibi" and product.positions.has(Role.POSITIONS):
                 yield product
+
+    def value_reads(self, attr: str) -> List[AttrRead]:
+        """Run-time reads of buffer/parameter ``attr`` that use its values, not only its
+        ``.dtype``/``.device``/``.shape``."""
+        out = []
+        for read in self.attr_reads:
+            parent = self.parent_of(read.node)
+            if read.attr == attr and not (isinstance(parent, ast.Attribute) and parent.attr in METADATA):
+                out.append(read)
+        return out
 
     def cos_sin_cast_after(self, product: Product) -> bool:
         """Whether cos/sin computed from this product are cast to an explicit dtype afterwards,

@@ -1372,6 +1372,11 @@ class Interpreter:
                                   prec=Prec.INT if receiver.prec in (Prec.UNKNOWN,) else receiver.prec,
                                   relative=False, axis=-1 if receiver.ndim is None else receiver.axis)
             return self.cast(base, dtype, node, receiver_node, frame, record=False) if dtype else base
+        if name == "view" and args and args[0].sort is Sort.DTYPE:
+            # A bit reinterpretation, not a conversion: nothing is rounded.
+            return receiver.with_(sort=Sort.TENSOR, prec=args[0].prec, is_complex=args[0].is_complex,
+                                  origin=Origin.at(node, f"a .view() of the bits as {args[0].prec.value}",
+                                                   args[0].prec), rounded=None)
         if name in ("unsqueeze", "view", "reshape", "expand", "squeeze", "flatten"):
             ndim, axis = _reshape_axes(name, receiver, node, frame, self)
             return receiver.with_(ndim=ndim, axis=axis, thin=False if name == "expand" else receiver.thin)

@@ -1,6 +1,6 @@
 from poslint.analysis import Prec
 from poslint.diagnostics import Fix
-from poslint.fixes import buffer_to_attribute, module_tensor_name, make_float32, torch_attr
+from poslint.fixes import float32_copy_fix, make_float32, module_tensor_name, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import when
 
@@ -33,15 +33,19 @@ class LowPrecisionFrequencies(Rule):
     input's device at use.
 
     ## Fix safety
-    For a buffer, the fix keeps the float32 frequencies out of the cast's reach: the
-    `register_buffer` call becomes a plain attribute, and each read in the forward path moves
-    it to the device at hand (`self.inv_freq.to(x.device)`). That is the smallest correct diff:
-    recomputing in forward needs the construction values (`base`, `dim`, scaling), which are
-    often not kept. It is unsafe: the tensor leaves `state_dict()` and `buffers()` (a
-    persistent buffer's key disappears from checkpoints), and meta-device initialisation no
-    longer materialises it. An `nn.Parameter` is unwrapped the same way (it leaves
-    `parameters()` too). For a 16-bit cast, the fix casts to float32 instead, which is safe
-    when cos/sin are cast afterwards. There is no fix when no tensor at hand names the device.
+    For a buffer, the fix keeps the float32 frequencies where the cast cannot reach them:
+    right after each `register_buffer("inv_freq", ...)` it registers a non-persistent integer
+    buffer that views the same float32 bits,
+    `self.register_buffer("_inv_freq_bits", self.inv_freq.float().view(torch.int32), persistent=False)`,
+    and the forward path reads `self._inv_freq_bits.view(torch.float32)`. `module.to(dtype)`
+    converts only floating buffers, but moves every buffer between devices, so the device is
+    handled with no per-call copy. This is the smallest correct diff: recomputing in forward
+    needs the construction values (`base`, `dim`, scaling), which are often not kept, and a
+    plain attribute would not follow `model.to(device)`. `state_dict()` is unchanged, but the
+    module gains a buffer in `buffers()`, which callers can observe: the fix is unsafe. A frozen
+    `nn.Parameter(..., requires_grad=False)` is handled the same way; a trainable one has no
+    fix. For a 16-bit cast, the fix casts to float32 instead, which is safe when cos/sin are
+    cast afterwards.
     """
 
     code = "POS102"
@@ -82,7 +86,7 @@ class Rotary(torch.nn.Module):
             if factor.prec is Prec.CONVERTED:
                 message = (f"frequencies from {factor.origin.reason} enter the angle product unconverted; "
                            "model.to(torch.bfloat16) rounds them, and the angle error reaches pi by position 8191")
-                yield Finding(product.factor_node, message, converted_buffer_fix(facts, factor.origin.reason))
+                yield Finding(product.factor_node, message, float32_copy_fix(facts, module_tensor_name(factor.origin.reason)))
             else:
                 message = (f"frequencies are cast to {factor.origin.reason} before the angle product; "
                            f"{when(factor.prec)}the angle error reaches pi by position 8191")
@@ -90,12 +94,3 @@ class Rotary(torch.nn.Module):
                 fix = Fix(tuple(edits), "safe" if facts.cos_sin_cast_after(product) else "unsafe",
                           "cast the frequencies to float32", torch_attr(facts, "float32")[1]) if edits else None
                 yield Finding(factor.origin.node, message, fix)
-
-
-def converted_buffer_fix(facts, reason):
-    """Shared with POS104 and POS106: keep the tensor in a plain attribute, moved at each use."""
-    attr = module_tensor_name(reason)
-    edits = buffer_to_attribute(facts, attr) if attr else None
-    if not edits:
-        return None
-    return Fix(tuple(edits), "unsafe", f"keep '{attr}' in a plain attribute that module.to() does not convert")

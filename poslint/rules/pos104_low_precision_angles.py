@@ -1,8 +1,7 @@
 from poslint.analysis import Role, node_key
 from poslint.diagnostics import Edit, Fix
-from poslint.fixes import atom, insert_after, replace
+from poslint.fixes import atom, float32_copy_fix, insert_after, replace
 from poslint.rules.base import Finding, Rule
-from poslint.rules.pos102_converted_frequencies import converted_buffer_fix
 from poslint.rules.consequences import when
 
 
@@ -36,8 +35,9 @@ class LowPrecisionAngles(Rule):
     For angles cast to 16 bits, the fix removes the cast from the angles and applies the same
     cast to every cos/sin computed from them, so the outputs keep their dtypes; it is safe. It
     is offered only when every cos/sin of those angles is in view. For a buffer holding angles
-    or a complex rotation, the fix is POS102's (a plain attribute, moved to the device at
-    use), which is unsafe because the tensor leaves `state_dict()` and `buffers()`.
+    or a complex rotation, the fix is POS102's: the values are also kept as the bits of a
+    non-persistent integer buffer (`int64` for `complex64`), which `module.to(dtype)` does not
+    convert, and the forward path reads that view. It is unsafe: the module gains a buffer.
     """
 
     code = "POS104"
@@ -74,17 +74,17 @@ def rope(x, positions, inv_freq):
                 yield Finding(cast.node, f"complex rotation is cast to the real dtype {after.origin.reason}, "
                                          "which drops the imaginary part (sin)")
         for store in facts.stores:
-            if store.storage == "plain":
-                continue
+            if store.storage == "plain" or not facts.value_reads(store.attr):
+                continue  # a tensor the forward path never reads cannot hurt
             value = store.value
             if value.has(Role.ROTARY_COMPLEX) and value.is_complex:
                 yield Finding(store.node, f"complex rotation kept in {store.storage} '{store.attr}'; "
                                           "model.to(torch.bfloat16) makes it real, dropping sin",
-                              converted_buffer_fix(facts, f"buffer '{store.attr}'"))
+                              float32_copy_fix(facts, store.attr, value.is_complex))
             elif value.has(Role.ANGLES) and value.products & rotary:
                 yield Finding(store.node, f"angles kept in {store.storage} '{store.attr}'; model.to(torch.bfloat16) "
                                           "rounds them, and angles near 8192 rad are 64 apart in bfloat16",
-                              converted_buffer_fix(facts, f"buffer '{store.attr}'"))
+                              float32_copy_fix(facts, store.attr, value.is_complex))
 
 
 def move_cast_to_cos_sin(facts, cast):

@@ -1,6 +1,6 @@
 from poslint.analysis import Prec
 from poslint.rules.base import Finding, Rule
-from poslint.rules.pos102_converted_frequencies import converted_buffer_fix
+from poslint.fixes import float32_copy_fix, module_tensor_name
 
 
 class RoundedFrequencyBuffer(Rule):
@@ -28,10 +28,10 @@ class RoundedFrequencyBuffer(Rule):
     moved to the input's device at use), or recompute them in float32 in forward.
 
     ## Fix safety
-    The fix is POS102's: the `register_buffer` call becomes a plain attribute and each read in
-    the forward path moves it to the device at hand. The existing `.float()` then upcasts an
-    unrounded float32 value and is harmless. It is unsafe: the tensor leaves `state_dict()` and
-    `buffers()`, and meta-device initialisation no longer materialises it.
+    The fix is POS102's: next to the buffer it registers a non-persistent integer buffer that
+    views the same float32 bits (`module.to(dtype)` converts only floating buffers), and the
+    forward path reads the frequencies from that view. The existing `.float()` is then a no-op.
+    `state_dict()` is unchanged; the extra buffer shows in `buffers()`, so the fix is unsafe.
     """
 
     code = "POS106"
@@ -76,4 +76,4 @@ class Rotary(torch.nn.Module):
                 yield Finding(rounded.node,
                               f"frequencies from {rounded.reason} are upcast at use, but model.to(torch.bfloat16) "
                               "has already rounded them for good; the angle error passes 1 rad by position 818",
-                              converted_buffer_fix(facts, rounded.reason))
+                              float32_copy_fix(facts, module_tensor_name(rounded.reason)))

@@ -1,8 +1,7 @@
 from poslint.analysis import Prec, Role, node_key
 from poslint.diagnostics import Fix
-from poslint.fixes import atom, make_float32, make_float32_operand, replace, torch_attr
+from poslint.fixes import atom, float32_copy_fix, make_float32, make_float32_operand, replace, torch_attr
 from poslint.rules.base import Finding, Rule
-from poslint.rules.pos102_converted_frequencies import converted_buffer_fix
 from poslint.rules.consequences import when
 
 
@@ -93,10 +92,11 @@ def forward(x):
                                          f"{when(after.prec)}{_COLLAPSE}", fix)
         for store in facts.stores:
             value = store.value
-            if store.storage != "plain" and value.has(Role.BIAS) and value.relative is False:
+            if store.storage != "plain" and value.has(Role.BIAS) and value.relative is False \
+                    and facts.value_reads(store.attr):
                 yield Finding(store.node, f"ALiBi bias from absolute positions kept in {store.storage} "
                                           f"'{store.attr}'; after model.to(torch.bfloat16) {_COLLAPSE}",
-                              converted_buffer_fix(facts, f"buffer '{store.attr}'"))
+                              float32_copy_fix(facts, store.attr))
         cast_later = {key for cast in facts.casts if cast.after.prec.may_be_16bit for key in cast.before.products}
         for product in facts.alibi_products():
             if product.positions.relative is not False:
