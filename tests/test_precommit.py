@@ -81,8 +81,8 @@ def test_hook_definition_follows_ruff_pre_commit_conventions():
 
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     (hook,) = hooks
-    assert hook["id"] == "poslint" and hook["entry"] == "poslint" and hook["language"] == "python"
-    assert hook["args"] == ["--force-exclude"]
+    assert hook["id"] == "poslint" and hook["language"] == "python"
+    assert hook["entry"] == "poslint --force-exclude" and "args" not in hook
     assert hook["types_or"] == ["python", "pyi", "jupyter"]
     assert hook["require_serial"] is False  # no cache, each file fixed on its own
 
@@ -123,7 +123,7 @@ def test_fixer_variant_fixes_the_file(tmp_path, hook_repo, pre_commit_home):
     work = project(tmp_path, {"buggy.py": BUGGY, "clean.py": CLEAN})
     config = work / "fixer.yaml"
     config.write_text(f"repos:\n  - repo: {json.dumps(str(repo))}\n    rev: {rev}\n    hooks:\n"
-                      "      - id: poslint\n        args: [--fix, --unsafe-fixes, --force-exclude]\n", encoding="utf-8")
+                      "      - id: poslint\n        args: [--fix, --unsafe-fixes]\n", encoding="utf-8")
     result = pre_commit(["run", "--config", str(config), "--all-files"], work, pre_commit_home)
     fixed = (work / "buggy.py").read_text(encoding="utf-8")
     # pre-commit fails a hook that modified files, so the user reviews the change.
