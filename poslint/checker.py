@@ -1,4 +1,11 @@
-"""Check one decoded source text: parse once, analyse once, run the selected rules."""
+"""Check one decoded source text: parse once, analyse once, run the selected rules.
+
+A text that :func:`poslint.prefilter.may_have_findings` clears is not parsed or analysed: no rule
+it covers can fire on it. With POS001 selected it is still checked for syntax errors, by
+:func:`poslint.prefilter.syntax_ok` (CPython's parser without building ``ast`` objects), and
+parsed with ``ast`` only when that fails, so that POS001 is reported exactly as without the
+prefilter. ``check_text(..., prefilter=False)`` checks everything the slow way, for tests.
+"""
 
 from __future__ import annotations
 
@@ -25,10 +32,12 @@ def parse_error(path: str, reason: str, line: int = 1, col: int = 1) -> Diagnost
     return Diagnostic(path, line, col, line, col, PARSE_ERROR, f"cannot parse: {reason}")
 
 
-def check_text(text: str, path: str, codes: Collection[str]) -> CheckResult:
+def check_text(text: str, path: str, codes: Collection[str], *, prefilter: bool = True) -> CheckResult:
     from poslint.analysis import analyze
 
     result = CheckResult()
+    if prefilter and _cleared(text, path, codes):
+        return result
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences etc. are not our business
@@ -71,6 +80,17 @@ def check_text(text: str, path: str, codes: Collection[str]) -> CheckResult:
         unique.setdefault((diagnostic.line, diagnostic.col, diagnostic.code), diagnostic)
     result.diagnostics = sorted(unique.values(), key=lambda d: d.sort_key)
     return result
+
+
+def _cleared(text: str, path: str, codes: Collection[str]) -> bool:
+    """Whether the prefilter shows that nothing selected can be reported for ``text``."""
+    from poslint.prefilter import COVERED_RULES, may_have_findings, syntax_ok
+
+    if any(code != PARSE_ERROR and code not in COVERED_RULES for code in codes):
+        return False  # a rule the prefilter's argument does not cover
+    if may_have_findings(text):
+        return False
+    return PARSE_ERROR not in codes or syntax_ok(text, path)
 
 
 def _to_diagnostic(path: str, index: LineIndex, code: str, finding) -> Diagnostic:

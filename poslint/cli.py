@@ -20,7 +20,8 @@ from poslint.config import (Config, ConfigError, Selection, codes_list, find_con
 from poslint.diagnostics import Diagnostic
 from poslint.files import DEFAULT_EXCLUDES, discover
 from poslint.fixer import applicable
-from poslint.linter import FileResult, LintOptions, lint_file
+from poslint.cache import DEFAULT_DIR as DEFAULT_CACHE
+from poslint.linter import FileResult, LintOptions
 from poslint.output import FORMATTERS, Report, fixes_applied, fixes_available, statistics
 from poslint.rules import all_rules
 
@@ -100,11 +101,19 @@ def main() -> None:
               help="With --fix, list the fixes made per file and rule; otherwise list the fixes available "
                    "for the remaining findings (on stderr).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings and errors only: no summary and no notes.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Lint with N processes (default 0: one per CPU core). Small runs stay in one process.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache of results.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), metavar="DIR", envvar="POSLINT_CACHE_DIR",
+              show_envvar=True,
+              help="Keep the cache of results in DIR (default: .poslint_cache in the project root, the directory "
+                   "of the configuration file, or else the current directory).")
 def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], diff: bool, exit_zero: bool,
           select: Tuple[str, ...], extend_select: Tuple[str, ...], ignore: Tuple[str, ...],
           config_path: Optional[str], exclude: Tuple[str, ...], extend_exclude: Tuple[str, ...],
           force_exclude: bool, ignore_noqa: bool, output_format: str, output_file: Optional[str],
-          statistics_: bool, show_fixes: bool, quiet: bool) -> None:
+          statistics_: bool, show_fixes: bool, quiet: bool, jobs: int, no_cache: bool,
+          cache_dir: Optional[str]) -> None:
     """Lint PATHS (files and directories, recursively; default: the current directory)."""
     ctx = click.get_current_context()
     paths = paths or (".",)
@@ -134,10 +143,9 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], diff:
         for message in found.notes:
             click.echo(f"poslint: note: {message}", err=True)
 
-    results: List[FileResult] = []
-    for path in found.files:
-        result = lint_file(path, options)
-        results.append(result)
+    results = _lint_all(found.files, options, jobs, None if no_cache else (cache_dir or str(config.root / DEFAULT_CACHE)),
+                        quiet)
+    for result in results:
         for message in result.errors:
             click.echo(f"poslint: error: {message}", err=True)
         failed = failed or bool(result.errors)
@@ -184,6 +192,21 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], diff:
     if diff:
         ctx.exit(1 if any(r.diff for r in results) else 0)
     ctx.exit(1 if remaining else 0)
+
+
+def _lint_all(files: Sequence[str], options: LintOptions, jobs: int, cache_dir: Optional[str],
+              quiet: bool) -> List[FileResult]:
+    """Lint ``files`` with the cache in ``cache_dir`` (None: no cache) over ``jobs`` processes."""
+    from poslint.cache import Cache
+    from poslint.parallel import lint_files, tune_gc
+
+    def warn(message: str) -> None:
+        if not quiet:
+            click.echo(f"poslint: warning: {message}", err=True)
+
+    tune_gc()
+    cache = Cache(cache_dir, warn) if cache_dir is not None and files else None
+    return lint_files(files, options, jobs, cache, warn)
 
 
 def _found_config(paths: Sequence[str]) -> Config:

@@ -1,0 +1,208 @@
+"""Lint many files: cached results first, then the rest over a pool of processes.
+
+``lint_files`` returns one :class:`~poslint.linter.FileResult` per path, in the order given,
+exactly as :func:`poslint.linter.lint_file` would, file by file. Files are handed to the
+workers largest first, a few at a time, so that one big file does not leave the other workers
+idle at the end. A run with little to do stays in this process, where starting workers
+would cost more than the work.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from poslint.cache import Cache, Stat, digest, file_stat
+from poslint.fixer import applicable
+from poslint.linter import FileResult, LintOptions, file_codes, lint_file
+from poslint.locations import SourceMap
+from poslint.source import SourceText, UndecodableSource
+
+# Below this much work a pool is not worth starting (fork and import cost ~50 ms a worker).
+MIN_FILES_FOR_POOL = 8
+MIN_BYTES_FOR_POOL = 256 * 1024
+# Files handed to a worker at a time: small enough to balance, big enough to amortise the IPC.
+CHUNK_BYTES = 512 * 1024
+CHUNK_FILES = 32
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def tune_gc() -> None:
+    """The analysis allocates many small objects that are freed by reference counting; the cyclic
+    collector's frequent young-generation passes only cost time. Keep it, but less often, and keep
+    what was imported out of its way."""
+    gc.freeze()
+    gc.set_threshold(20000, 50, 100)
+
+
+# --- one file ---------------------------------------------------------------------------------
+
+Outcome = Tuple[FileResult, Optional[str], Optional[Stat]]  # result, digest, stat of the bytes linted
+
+
+def _cacheable(result: FileResult, options: LintOptions) -> bool:
+    if result.errors or result.internal_errors or result.path.endswith(".ipynb"):
+        return False
+    return not options.fix or (result.fixed == 0 and not result.diff)
+
+
+def _lint_one(path: str, options: LintOptions, want_digest: bool) -> Outcome:
+    before = file_stat(path) if want_digest else None
+    result = lint_file(path, options)
+    file_digest = None
+    if want_digest and before is not None and _cacheable(result, options):
+        # The digest of the bytes that were linted: the file must not have changed meanwhile.
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            data = None
+        if data is not None and file_stat(path) == before:
+            file_digest = digest(data)
+    if not result.diagnostics:
+        result.source_map = None  # only findings are shown with their source; keep the pipe light
+    return result, file_digest, before if file_digest else None
+
+
+_OPTIONS: Optional[LintOptions] = None
+_WANT_DIGEST = False
+
+
+def _init_worker(options: LintOptions, want_digest: bool) -> None:
+    global _OPTIONS, _WANT_DIGEST
+    _OPTIONS, _WANT_DIGEST = options, want_digest
+    tune_gc()
+
+
+def _lint_chunk(chunk: Sequence[Tuple[int, str]]) -> List[Tuple[int, Outcome]]:
+    out = []
+    for index, path in chunk:
+        try:
+            out.append((index, _lint_one(path, _OPTIONS, _WANT_DIGEST)))
+        except Exception as exc:  # noqa: BLE001 - lint_file should not raise; never lose the run
+            out.append((index, (FileResult(path, internal_errors=[f"{path}: {type(exc).__name__}: {exc}"]),
+                                None, None)))
+    return out
+
+
+# --- many files -------------------------------------------------------------------------------
+
+def lint_files(paths: Sequence[str], options: LintOptions, jobs: int = 0, cache: Optional[Cache] = None,
+               warn: Callable[[str], None] = lambda message: None) -> List[FileResult]:
+    """Lint ``paths`` with ``jobs`` processes (0: one per core), using and filling ``cache``."""
+    jobs = jobs or default_jobs()
+    results: List[Optional[FileResult]] = [None] * len(paths)
+    todo: List[int] = []
+    sizes = {}
+    for i, path in enumerate(paths):
+        stat = file_stat(path)
+        sizes[i] = stat[1] if stat else 0
+        if cache is None or stat is None or path.endswith(".ipynb"):
+            todo.append(i)
+            continue
+        hit = _from_cache(cache, path, stat, options)
+        if hit is None:
+            todo.append(i)
+        else:
+            results[i] = hit
+
+    for i, (result, file_digest, stat) in _run(paths, todo, sizes, options, jobs, cache is not None, warn):
+        results[i] = result
+        if cache is not None and file_digest is not None and stat is not None:
+            cache.store(os.path.abspath(paths[i]), stat, file_digest, file_codes(paths[i], options),
+                        options.ignore_noqa, result.diagnostics)
+    if cache is not None:
+        cache.save()
+    return [r for r in results if r is not None]
+
+
+def _from_cache(cache: Cache, path: str, stat: Stat, options: LintOptions) -> Optional[FileResult]:
+    abspath = os.path.abspath(path)
+    file_digest = cache.known_digest(abspath, stat)
+    data = None
+    if file_digest is None:
+        if abspath not in cache.index:
+            return None  # never seen: no need to read it twice
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
+        if file_stat(path) != stat:
+            return None
+        file_digest = digest(data)
+    hit = cache.lookup(path, file_digest, file_codes(path, options), options.ignore_noqa)
+    if hit is None:
+        return None
+    if options.fix and any(applicable(d.fix, options.unsafe_fixes) for d in hit.diagnostics):
+        return None  # fixing needs the full check
+    cache.remember_stat(abspath, stat, file_digest)
+    result = FileResult(path, hit.diagnostics)
+    if hit.diagnostics:
+        try:
+            if data is None:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            result.source_map = SourceMap(SourceText.from_bytes(data).text)
+        except (OSError, UndecodableSource):
+            return None
+    return result
+
+
+def _run(paths: Sequence[str], todo: List[int], sizes, options: LintOptions, jobs: int, want_digest: bool,
+         warn: Callable[[str], None]):
+    total = sum(sizes[i] for i in todo)
+    if jobs <= 1 or len(todo) < MIN_FILES_FOR_POOL or total < MIN_BYTES_FOR_POOL:
+        for i in todo:
+            yield i, _lint_one(paths[i], options, want_digest)
+        return
+    chunks = _chunks(sorted(todo, key=lambda i: -sizes[i]), sizes, jobs)
+    try:
+        context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+        executor = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=context,
+                                       initializer=_init_worker, initargs=(options, want_digest))
+    except (OSError, ValueError) as exc:
+        warn(f"cannot start worker processes ({exc}); linting in one process")
+        for i in todo:
+            yield i, _lint_one(paths[i], options, want_digest)
+        return
+    with executor:
+        futures = {executor.submit(_lint_chunk, [(i, paths[i]) for i in chunk]): chunk for chunk in chunks}
+        for future in as_completed(futures):
+            try:
+                done = future.result()
+            except BrokenProcessPool:
+                done = [(i, (FileResult(paths[i], internal_errors=[f"{paths[i]}: a worker process died"]),
+                             None, None)) for i in futures[future]]
+            for item in done:
+                yield item
+
+
+def _chunks(order: List[int], sizes, jobs: int) -> List[List[int]]:
+    """Consecutive runs of ``order`` (largest files first), each about CHUNK_BYTES, but never so big
+    that the first chunks hold more than a fair share of the work."""
+    total = sum(sizes[i] for i in order)
+    limit = max(1, min(CHUNK_BYTES, total // (jobs * 4) or 1))
+    chunks: List[List[int]] = []
+    current: List[int] = []
+    weight = 0
+    for i in order:
+        current.append(i)
+        weight += sizes[i]
+        if weight >= limit or len(current) >= CHUNK_FILES:
+            chunks.append(current)
+            current, weight = [], 0
+    if current:
+        chunks.append(current)
+    return chunks

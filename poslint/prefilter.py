@@ -1,0 +1,251 @@
+"""A text prefilter that decides, without parsing, that no analysis rule can fire on a file.
+
+Soundness argument
+==================
+
+Every finding of the analysis rules (POS1xx, POS2xx) is made from a fact that the abstract
+interpreter (:mod:`poslint.analysis.interpreter`) records while it carries *roles*
+(:class:`~poslint.analysis.lattice.Role`):
+
+* POS101, POS102, POS103, POS106 and POS202 report a :class:`~poslint.analysis.facts.Product`;
+  POS105 reports a ``Creation`` of frequencies that meets a ``Product``; POS201 reports a
+  ``Product``, or a ``Cast``/``Store`` of a value with the ``BIAS`` role; POS104 reports a
+  ``Cast``/``Store`` of a value with the ``ANGLES`` or ``ROTARY_COMPLEX`` role.
+* A ``Product`` needs a *factor*: a value with the ``FREQS`` or ``SLOPES`` role
+  (``Interpreter.product``). ``ANGLES`` and ``BIAS`` are born only in ``product``.
+  ``ROTARY_COMPLEX`` is born in ``torch.polar``, or from ``ANGLES`` (``exp`` of complex angles,
+  angles times ``1j``), so it needs a product as well, except for ``polar``.
+
+So a file can only have a finding if a ``FREQS``, ``SLOPES`` or ``ROTARY_COMPLEX`` value can be
+born in it. Those roles are born only here (the rest of the interpreter only carries, merges or
+drops roles):
+
+1. a name that :func:`~poslint.analysis.interpreter._name_roles` maps to ``FREQS``: a name
+   containing one of ``FREQ_NAME_HINTS`` (``inv_freq``), case-insensitively;
+2. ``logspace`` (frequencies or slopes) and ``polar`` (a complex rotation);
+3. ``exp``/``exp2`` of a value with the ``POSITIONS`` or ``FREQ_INDEX`` role;
+4. a power (``**``, ``**=``, ``pow``, ``float_power``) whose exponent has the ``POSITIONS`` or
+   ``FREQ_INDEX`` role;
+5. ``x *= r`` in a loop where ``r`` has the ``POW2`` role (ALiBi's geometric slopes). ``POW2``
+   is born from a power (``2 ** k``, ``math.pow(2, k)``), so this needs ``*=``, a loop and a power.
+
+``POSITIONS`` and ``FREQ_INDEX`` are born only from ``range`` (a loop or comprehension over the
+builtin, or ``torch.range``), ``arange``, ``linspace``, ``cumsum`` and names that ``_name_roles``
+maps to ``POSITIONS`` (one of ``POSITION_NAMES``, or a name containing ``position``).
+
+A file passes the prefilter when its *code* (the text without comments and without string
+literals other than f-strings, whose replacement fields are code) has the words of (1) or (2),
+or the words of (3) or (4) together with a positional word, or the words of (5). Every word is
+an identifier or operator that the interpreter reads from the AST, so it is in the code text:
+
+* Names are matched on the lower-cased code, and only as substrings or whole identifiers, so a
+  word that the interpreter sees is always matched. Python normalises identifiers with NFKC; a
+  file whose code has a non-ASCII character that NFKC or lower-casing turns into ASCII passes.
+* A power with a numeric literal exponent (``x ** 2``, ``head_dim**-0.5``, ``x.pow(2)``) gives
+  the exponent no role, so it is not a word of (4); any other form is (``x ** 2 ** k`` is
+  ``x ** (2 ** k)`` and counts). ``**`` right after ``(``, ``,`` or ``{`` unpacks a mapping
+  (``f(**kwargs)``) and is not a power.
+* Strings and comments are found by one regular expression that follows the tokenizer's rules
+  for quotes, prefixes and escapes. Where it cannot match (an unterminated string in a file
+  that does not parse), the text is kept as code, which can only make more files pass.
+
+The words themselves come from the interpreter's constants (``FREQ_NAME_HINTS``,
+``POSITION_NAMES``); ``tests/test_prefilter.py`` fails when the places in the interpreter that
+give roles change, so that this argument is checked again.
+
+POS001
+======
+
+A file that fails the prefilter is not analysed. Whether it parses is still decided, when
+POS001 is selected, by :func:`syntax_ok`: CPython's parser and symbol-table pass in C
+(``symtable``), which builds no ``ast`` objects and is about twice as fast as ``ast.parse``.
+It accepts a subset of what ``ast.parse`` accepts, so a file it rejects is parsed again with
+``ast.parse`` to report exactly what a full check reports.
+"""
+
+from __future__ import annotations
+
+import re
+import symtable
+import unicodedata
+import warnings
+from typing import Tuple
+
+from poslint.analysis.interpreter import FREQ_NAME_HINTS, POSITION_NAMES
+
+# The rules whose findings the argument above covers. A text is skipped only when every
+# selected rule is one of these (or POS001, see :func:`syntax_ok`): a new rule is never skipped
+# until its findings are added to the argument.
+COVERED_RULES = frozenset({"POS101", "POS102", "POS103", "POS104", "POS105", "POS106", "POS201", "POS202"})
+
+# The places in the interpreter that give a value one of the roles above, per function, as
+# reviewed for the argument above. ``tests/test_prefilter.py`` recomputes this table from the
+# interpreter's source and fails when it changes: review the argument, then update it.
+ROLE_BIRTHS_REVIEWED = {
+    "_arange": ("POSITIONS", "POSITIONS"),
+    "_combined_roles": ("FREQS", "POW2", "SLOPES"),
+    "_creation_value": ("POSITIONS",),
+    "_eval_Call": ("FREQS", "POW2", "SLOPES"),
+    "_eval_ListComp": ("FREQ_INDEX",),
+    "_name_roles": ("FREQS", "POSITIONS"),
+    "binop": ("FREQS", "FREQS", "FREQS", "FREQ_INDEX", "POW2", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES", "SLOPES",
+              "SLOPES"),
+    "exec_stmt": ("FREQ_INDEX", "SLOPES"),
+    "product": ("ANGLES", "BIAS"),
+    "tensor_method": ("FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES"),
+    "torch_function": ("FREQS", "POW2", "ROTARY_COMPLEX", "SLOPES"),
+}
+
+# --- strings and comments -------------------------------------------------------------------
+
+_ESCAPE = r"\\(?:\r\n|[\s\S])"  # a backslash escapes the next character, or a line ending
+# Each kind of string: its opening quote, and the rest up to the closing quote.
+_STRING_KINDS = (
+    ('"""', '[^"\\\\]*(?:(?:' + _ESCAPE + '|"(?!""))[^"\\\\]*)*"""'),
+    ("'''", "[^'\\\\]*(?:(?:" + _ESCAPE + "|'(?!''))[^'\\\\]*)*'''"),
+    ('"', '[^"\\\\\\r\\n]*(?:' + _ESCAPE + '[^"\\\\\\r\\n]*)*"'),
+    ("'", "[^'\\\\\\r\\n]*(?:" + _ESCAPE + "[^'\\\\\\r\\n]*)*'"),
+)
+# f-strings (and t-strings) are kept: their replacement fields are code. They are told apart by
+# the letters before the quote (``f``, ``fr``, ``rf``...). A letter right before a quote is a
+# prefix in valid code, or ends a keyword (``if"x"``); the quote starts a string either way, so
+# the string is always found, at worst kept as code. Every alternative starts with a quote or
+# ``#``, so that the regular expression engine skips ahead to those characters.
+_STRIP = re.compile(
+    "(?P<keep>" + "|".join(f"{q}(?:(?<=[fFtT]{q})|(?<=[fFtT][rR]{q})){rest}" for q, rest in _STRING_KINDS) + ")"
+    + "|#[^\\r\\n]*|" + "|".join(q + rest for q, rest in _STRING_KINDS))
+
+
+def code_text(text: str) -> str:
+    """``text`` with each comment and each string literal other than an f-string made a space."""
+    return _STRIP.sub(r"\g<keep> ", text)
+
+
+# --- the words ------------------------------------------------------------------------------
+
+_IDENTIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _alternatives(words) -> str:
+    return "|".join(re.escape(w) for w in sorted(set(words), key=lambda w: (-len(w), w)))
+
+
+# (1) name hints for frequencies: substrings of the lower-cased name.
+FREQ_HINTS: Tuple[str, ...] = tuple(h.lower() for h in FREQ_NAME_HINTS)
+# (2) calls that give frequencies, slopes or a complex rotation by themselves.
+ROLE_CALLS: Tuple[str, ...] = ("logspace", "polar")
+# (3) exponentials of positions.
+EXP_CALLS: Tuple[str, ...] = ("exp", "exp2")
+# (4) powers spelled as calls.
+POW_CALLS: Tuple[str, ...] = ("pow", "float_power")
+# Words that give POSITIONS or FREQ_INDEX, as substrings of the lower-cased code.
+POSITION_WORDS: Tuple[str, ...] = ("range", "linspace", "cumsum", "position")
+# Position names that no substring above covers: whole identifiers, after any leading
+# underscores (``_name_roles`` strips them).
+POSITION_IDENTIFIERS: Tuple[str, ...] = tuple(
+    n.lower() for n in POSITION_NAMES if not any(w in n.lower() for w in POSITION_WORDS))
+
+# Each pattern starts with a literal, so that the engine can search for it quickly; whether the
+# character before a match ends an identifier is checked by :func:`_starts_word`.
+_END = "(?![A-Za-z0-9_])"
+_FREQ_HINT = re.compile(_alternatives(FREQ_HINTS))
+_ROLE_CALL = [re.compile(re.escape(w) + _END) for w in ROLE_CALLS]
+_EXP_CALL = [re.compile(re.escape(w) + _END) for w in EXP_CALLS]
+_POSITION_WORD = re.compile(_alternatives(POSITION_WORDS))
+_POSITION_IDENTIFIER = [re.compile(re.escape(w) + _END) for w in POSITION_IDENTIFIERS]
+_MUL_ASSIGN = re.compile(r"\*=")
+_LOOP = re.compile(f"(?:for|while){_END}")
+
+# Powers. ``**`` right after ``(``, ``,`` or ``{`` (blanks and line breaks between) unpacks a
+# mapping; every other ``**`` is the power operator. A power whose exponent is a numeric literal
+# (``x ** 2``, ``x**-0.5``, ``x ** (2)``, ``x.pow(2)``, ``torch.pow(x, 2)``) gives no role to its
+# result but ``POW2`` (when the base is 2); any other power may give ``FREQS`` or ``SLOPES``.
+_NUMBER = r"(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][-+]?\d[\d_]*)?"
+# What may follow a literal exponent and leave it whole: a closing bracket, a separator, an
+# operator that binds less tightly than ``**``, a keyword, the end, or a line break that is not
+# followed by something that continues the literal (``**``, ``.``, ``(``, ``[``).
+_AFTER_LITERAL = (r"(?=[ \t]*(?:[)\]},:;=<>!+\-/%@&|^~]|\*(?!\*)|(?:if|else|for|and|or|in|is|not)(?![A-Za-z0-9_])"
+                  r"|\Z|(?:\r?\n|\r)(?![\s\\]*(?:\*\*|[.(\[]))))")
+_LITERAL_EXPONENT = re.compile(
+    rf"=?[ \t]*(?:\([\s]*[-+]?[\s]*{_NUMBER}[\s]*\)|[-+]?[ \t]*{_NUMBER}){_AFTER_LITERAL}")
+_STARSTAR = re.compile(r"\*\*")
+# A string literal right before ``**`` is an operand (``"a" ** x``), but the code text has a
+# space there, which could read as ``(**x``; the raw text is searched for that case.
+_STRING_POWER = re.compile(r"[\"'][\s\\]*\*\*")
+_POW_CALL = [re.compile(re.escape(w) + _END) for w in POW_CALLS]
+# ``pow(<literal>)`` (method form) or ``pow(<simple base>, <literal>)`` (function form).
+_LITERAL_POW_ARGS = re.compile(rf"[ \t]*\([\s]*(?:[\w.]+[\s]*,[\s]*)?[-+]?[\s]*{_NUMBER}[\s]*\){_AFTER_LITERAL}")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _starts_word(text: str, start: int, underscores: bool = False) -> bool:
+    """Whether ``text[start]`` starts an identifier (after leading underscores, if allowed)."""
+    if underscores:
+        while start > 0 and text[start - 1] == "_":
+            start -= 1
+    return start == 0 or text[start - 1] not in _IDENTIFIER_CHARS
+
+
+def _has_word(patterns, text: str, underscores: bool = False) -> bool:
+    """Whether one of ``patterns`` (each a word) matches ``text`` at the start of an identifier."""
+    return any(_starts_word(text, m.start(), underscores) for p in patterns for m in p.finditer(text))
+
+
+def _powers(text: str, code: str) -> Tuple[bool, bool]:
+    """(whether ``code`` has a power at all, whether one may give its result a role)."""
+    if _STRING_POWER.search(text):
+        return True, True
+    any_power = False
+    for match in _STARSTAR.finditer(code):
+        i = match.start() - 1
+        while i >= 0 and code[i] in " \t\r\n\f\\":
+            i -= 1
+        if i >= 0 and code[i] in "(,{":
+            continue  # unpacking: f(**kwargs), {**a}
+        any_power = True
+        if not _LITERAL_EXPONENT.match(code, match.end()):
+            return True, True
+    for pattern in _POW_CALL:
+        for match in pattern.finditer(code):
+            any_power = True
+            if not _LITERAL_POW_ARGS.match(code, match.end()):
+                return True, True
+    return any_power, False
+
+
+def _identifiers_normalise(code: str) -> bool:
+    """Whether a non-ASCII character of ``code`` can become ASCII in an identifier."""
+    for char in set(_NON_ASCII.findall(code)):
+        folded = unicodedata.normalize("NFKC", char)
+        if any(c.isascii() for c in folded + folded.lower() + char.lower()):
+            return True
+    return False
+
+
+def may_have_findings(text: str) -> bool:
+    """False only if no analysis rule (POS1xx, POS2xx) can report anything in ``text``."""
+    code = code_text(text)
+    if not code.isascii() and _identifiers_normalise(code):
+        return True
+    lower = code.lower()
+    if _FREQ_HINT.search(lower) or _has_word(_ROLE_CALL, lower):
+        return True
+    any_power, role_power = _powers(text, code)
+    if role_power or _has_word(_EXP_CALL, lower):
+        if _POSITION_WORD.search(lower) or _has_word(_POSITION_IDENTIFIER, lower, underscores=True):
+            return True
+    if any_power and any(code[m.start() - 1:m.start()] != "*" for m in _MUL_ASSIGN.finditer(code)):
+        return _LOOP.search(code) is not None
+    return False
+
+
+def syntax_ok(text: str, path: str) -> bool:
+    """True if ``text`` certainly parses with ``ast.parse``; False if it may not (then parse it
+    with ``ast.parse`` to find out)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            symtable.symtable(text, path, "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True

@@ -1,0 +1,5 @@
+"""Docs only, and a syntax error."""
+
+
+def f(x:
+    return x
