@@ -95,9 +95,7 @@ CASES = [
     Case(ROPE + "meta_polar__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "partial_rotary.py", kind="rotary", expect="collide", where=BF16 + CUDA),
     Case(ROPE + "partial_rotary__fixed.py", kind="rotary", expect="pass"),
-    Case(ROPE + "vision_2d.py", kind="rotary", expect="fail", where=HALF,
-         fix_issue="--fix rewrites the coordinates (POS101) but leaves inv_freq a registered buffer "
-                   "(POS102), so module.to(bf16) still rounds it: angle error 0.89 rad in bf16"),
+    Case(ROPE + "vision_2d.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "vision_2d__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "yarn.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "yarn__fixed.py", kind="rotary", expect="pass"),

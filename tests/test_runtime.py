@@ -318,3 +318,24 @@ def test_load_factory_file_may_define_dataclasses(tmp_path):
         "@dataclasses.dataclass\nclass Config:\n    dim: int = 8\n"
         "def poslint_factory(seq_len=8192):\n    return Config().dim\n")
     assert load_factory(str(tmp_path / "dc.py"))() == 8
+
+
+class BitsBuffer(nn.Module):
+    """inv_freq kept as float32 bits in an int32 buffer (module.to(bf16) leaves integer buffers alone)."""
+
+    def __init__(self, dim: int = 32):
+        super().__init__()
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+        self.register_buffer("bits", inv_freq.float().view(torch.int32), persistent=False)
+
+    def forward(self, x):
+        t = torch.arange(x.shape[0], dtype=torch.float32)
+        with torch.autocast("cpu", enabled=False):
+            angles = torch.outer(t, self.bits.view(torch.float32))
+        return angles.cos().to(x.dtype)
+
+
+def test_reference_keeps_float_bits_round_trips():
+    result = verify_rotary(BitsBuffer(), lambda dtype: (torch.zeros(8192, dtype=dtype),), position_axis=0)
+    assert result.passed, result.format_table()
+    assert 1e-4 < result["bf16"].max_angle_error <= 1e-3

@@ -67,7 +67,10 @@ class RunMode(TorchFunctionMode):
 
     lift: rewrite 16/32-bit float (and complex64) dtype requests to float64, so that code which
         hard-codes `.half()`, `.bfloat16()`, `.float()`, `.to(torch.bfloat16)`, `.type(...)` or
-        `dtype=torch.float16` computes its intended math in float64 (the reference run).
+        `dtype=torch.float16` computes its intended math in float64 (the reference run). A bit
+        reinterpretation of a float64 tensor to a narrower dtype (`.float().view(torch.int32)`,
+        used to keep float32 bits in an integer buffer) keeps the float64 values, so that the
+        matching `.view(torch.float32)` gets them back.
     emulate_cuda: while CPU autocast is enabled, run the ops of CUDA's lowered list on inputs cast to
         the autocast dtype, as CUDA autocast would (float64 inputs are left alone, as on CUDA).
     capture: keep a float64 copy of every angle given to cos/sin (function or method) or to
@@ -85,7 +88,9 @@ class RunMode(TorchFunctionMode):
         kwargs = dict(kwargs or {})
         name = _name(func)
         if self.lift:
-            func, args, kwargs = self._lifted(func, name, args, kwargs)
+            if _is_narrowing_bit_view(func, args, kwargs):
+                return args[0].view(args[0].shape)
+            func, args, kwargs = self._lifted(func, args, kwargs)
         if self.emulate_cuda and name in CUDA_LOWERED_OPS:
             enabled, low = cpu_autocast_state()
             if enabled:
@@ -94,7 +99,8 @@ class RunMode(TorchFunctionMode):
             self._capture(name, args, kwargs)
         return func(*args, **kwargs)
 
-    def _lifted(self, func, name: str, args: tuple, kwargs: Dict[str, Any]):
+    @staticmethod
+    def _lifted(func, args: tuple, kwargs: Dict[str, Any]):
         if "dtype" in kwargs:
             kwargs["dtype"] = lift_dtype(kwargs["dtype"])
         if func in (torch.Tensor.half, torch.Tensor.bfloat16, torch.Tensor.float):
@@ -117,6 +123,14 @@ class RunMode(TorchFunctionMode):
             return
         if isinstance(angle, torch.Tensor) and angle.is_floating_point():
             self.angles.append(angle.detach().to(torch.float64, copy=True))
+
+
+def _is_narrowing_bit_view(func, args: tuple, kwargs: Dict[str, Any]) -> bool:
+    if func is not torch.Tensor.view or len(args) != 2 or kwargs:
+        return False
+    source, dtype = args
+    return (isinstance(dtype, torch.dtype) and source.dtype in (torch.float64, torch.complex128)
+            and dtype.itemsize < source.dtype.itemsize)
 
 
 def _cast_eligible(value: Any, low: torch.dtype) -> Any:
