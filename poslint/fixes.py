@@ -251,3 +251,16 @@ def module_tensor_name(reason: str) -> Optional[str]:
         if reason.startswith(kind) and reason.endswith("'"):
             return reason[len(kind):-1]
     return None
+
+
+def relative_to_query(facts: ModuleFacts, bias: ast.AST) -> Edit:
+    """``bias`` -> ``bias - bias.diagonal(-2, -1)[..., None]`` on a full [.., S, S] ALiBi bias:
+    each row minus its query's own entry is ``slope * (key - query)``, zero on the diagonal. Softmax
+    is shift-invariant per row, so attention is unchanged; the near-diagonal entries become small
+    and survive a 16-bit cast."""
+    name = simple_name(facts, bias)
+    if name is not None:
+        text = f"({name} - {name}.diagonal(dim1=-2, dim2=-1).unsqueeze(-1))"
+    else:
+        text = f"((_bias := {facts.source(bias)}) - _bias.diagonal(dim1=-2, dim2=-1).unsqueeze(-1))"
+    return replace(facts, bias, text)

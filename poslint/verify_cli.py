@@ -24,7 +24,8 @@ def _fail(message: str) -> None:
               help="Number of positions (context length) to run.")
 @click.option("--scenario", "scenarios", multiple=True, metavar="NAME",
               help="Run only this scenario (repeatable): bf16, fp16, autocast-cpu, "
-                   "autocast-cuda-emulated. Default: all four.")
+                   "autocast-cuda-emulated; bf16-default (built and run under a bfloat16 "
+                   "default dtype) only on request. Default: the first four.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Write a PNG of angle error against position per scenario (needs matplotlib).")
 def verify(target: str, seq_len: int, scenarios: Tuple[str, ...], plot_path: Optional[str]) -> None:

@@ -36,11 +36,7 @@ AUTOCAST = ("autocast-cpu", "autocast-cuda-emulated")
 CUDA = ("autocast-cuda-emulated",)
 ALL = ("bf16", "fp16", "autocast-cpu", "autocast-cuda-emulated")
 FULL_BIAS = 1024
-NEEDS_BF16_DEFAULT = ("runs clean in every scenario: the bug needs a bf16 default dtype, and the "
-                      "factory builds the model under the float32 default (alibi_default_dtype.py "
-                      "shows how to build under torch.set_default_dtype(torch.bfloat16))")
-DROPS_CAST = ("--fix removes the final cast to the activation dtype, so the bias comes out float32 "
-              "where the buggy model returned bf16/fp16: the fix changes the output dtype")
+DEFAULT_BF16 = ("bf16-default",)
 
 
 @dataclass(frozen=True)
@@ -67,13 +63,13 @@ CASES = [
     Case(MODELS + "alibi_bloom.py", kind="alibi", expect="collide"),
     Case(MODELS + "alibi_bloom__fixed.py", kind="alibi", expect="pass"),
     # RoPE fixtures
-    Case(ROPE + "default_dtype_positions.py", kind="rotary", expect="fail", issue=NEEDS_BF16_DEFAULT),
+    Case(ROPE + "default_dtype_positions.py", kind="rotary", expect="collide", where=DEFAULT_BF16),
     Case(ROPE + "default_dtype_positions__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "dynamic_ntk.py", kind="rotary", expect="collide", where=AUTOCAST),
     Case(ROPE + "dynamic_ntk__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "falcon.py", kind="rotary", expect="collide", where=BF16 + CUDA),
     Case(ROPE + "falcon__fixed.py", kind="rotary", expect="pass"),
-    Case(ROPE + "freq_helper.py", kind="rotary", expect="fail", issue=NEEDS_BF16_DEFAULT),
+    Case(ROPE + "freq_helper.py", kind="rotary", expect="fail", where=DEFAULT_BF16),
     Case(ROPE + "freq_helper__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "functional.py", kind="rotary", expect="collide"),
     Case(ROPE + "functional__fixed.py", kind="rotary", expect="pass"),
@@ -120,17 +116,17 @@ CASES = [
     Case(ALIBI + "alibi_default_dtype__fixed.py", kind="alibi", expect="pass"),
     Case(ALIBI + "alibi_positions_bf16.py", kind="alibi", expect="collide", where=BF16 + AUTOCAST),
     Case(ALIBI + "alibi_positions_bf16__fixed.py", kind="alibi", expect="pass"),
-    Case(ALIBI + "baichuan.py", kind="alibi", expect="fail", seq_len=FULL_BIAS, fix_issue=DROPS_CAST),
+    Case(ALIBI + "baichuan.py", kind="alibi", expect="fail", seq_len=FULL_BIAS),
     Case(ALIBI + "baichuan__fixed.py", kind="alibi", expect="pass", seq_len=FULL_BIAS),
     Case(ALIBI + "bloom.py", kind="alibi", expect="collide"),
     Case(ALIBI + "bloom__fixed.py", kind="alibi", expect="pass"),
-    Case(ALIBI + "degenerate_relative.py", kind="alibi", expect="fail", seq_len=FULL_BIAS, fix_issue=DROPS_CAST),
+    Case(ALIBI + "degenerate_relative.py", kind="alibi", expect="fail", seq_len=FULL_BIAS),
     Case(ALIBI + "degenerate_relative__fixed.py", kind="alibi", expect="pass", seq_len=FULL_BIAS),
-    Case(ALIBI + "fairseq_future_mask.py", kind="alibi", expect="fail", seq_len=FULL_BIAS, fix_issue=DROPS_CAST),
+    Case(ALIBI + "fairseq_future_mask.py", kind="alibi", expect="fail", seq_len=FULL_BIAS),
     Case(ALIBI + "fairseq_future_mask__fixed.py", kind="alibi", expect="pass", seq_len=FULL_BIAS),
     Case(ALIBI + "falcon_alibi.py", kind="alibi", expect="collide", where=ALL),
     Case(ALIBI + "falcon_alibi__fixed.py", kind="alibi", expect="pass"),
-    Case(ALIBI + "mpt.py", kind="alibi", expect="fail", seq_len=FULL_BIAS, fix_issue=DROPS_CAST),
+    Case(ALIBI + "mpt.py", kind="alibi", expect="fail", seq_len=FULL_BIAS),
     Case(ALIBI + "mpt__fixed.py", kind="alibi", expect="pass", seq_len=FULL_BIAS),
     Case(ALIBI + "ok_builder_called_with_float32.py", kind="alibi", expect="pass"),
     Case(ALIBI + "ok_float32_only.py", kind="alibi", expect="pass"),

@@ -430,3 +430,31 @@ def test_unbound_dtype_parameters(body, prec):
             return torch.outer(positions(n, dtype), inv_freq).cos()
     """)
     assert facts.products[0].positions.prec is prec
+
+
+@pytest.mark.parametrize("grid, relative", [
+    ("torch.arange(n)[None, :].expand(n, n)", True),  # a full [S, S] grid: minus its diagonal is key - query
+    ("torch.arange(n)[None, :]", False),  # 1 x N: its "diagonal" is the first key, still absolute
+])
+def test_subtracting_the_query_bias(grid, relative):
+    facts = facts_of(f"""
+        import torch
+        def bias(n, dtype, heads=8):
+            m = torch.pow(2.0, -8.0 / heads * torch.arange(1, heads + 1, dtype=torch.float32))
+            b = m[:, None, None] * {grid}
+            return (b - b.diagonal(dim1=-2, dim2=-1).unsqueeze(-1)).to(dtype)
+    """)
+    (cast,) = facts.casts
+    assert cast.before.relative is relative
+
+
+def test_adding_a_square_mask_makes_a_bias_full():
+    facts = facts_of("""
+        import torch
+        def bias(n, dtype, heads=8):
+            m = torch.pow(2.0, -8.0 / heads * torch.arange(1, heads + 1, dtype=torch.float32))
+            mask = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+            return (mask[None] + m[:, None, None] * torch.arange(n)[None, None, :]).to(dtype)
+    """)
+    (cast,) = facts.casts
+    assert cast.before.thin is False and cast.before.relative is False

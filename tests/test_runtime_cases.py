@@ -20,9 +20,15 @@ ROOT = Path(__file__).resolve().parent.parent
 BY_PATH = {case.path: case for case in CASES}
 
 
+def scenarios(case: Case):
+    """The default scenarios, plus any a buggy case (or a fixed twin's buggy case) asks for."""
+    buggy = _buggy_twin(case) or case
+    return SCENARIOS + tuple(name for name in buggy.where if name not in SCENARIOS)
+
+
 @functools.lru_cache(maxsize=None)
 def run(case: Case):
-    return verify(load_factory(str(ROOT / case.path)), seq_len=case.seq_len)
+    return verify(load_factory(str(ROOT / case.path)), seq_len=case.seq_len, scenarios=scenarios(case))
 
 
 def _buggy_twin(case: Case):
@@ -41,7 +47,7 @@ def _params(cases, note):
 def test_case_behaves_as_registered(case: Case):
     result = run(case)
     assert result.kind == case.kind
-    assert list(result.scenarios) == list(SCENARIOS)
+    assert list(result.scenarios) == list(scenarios(case))
     table = result.format_table()
     if case.expect == "pass":
         assert result.passed, table
@@ -68,7 +74,7 @@ TWINS = [c for c in CASES if _buggy_twin(c) is not None]
 @pytest.mark.parametrize("case", TWINS, ids=[c.id for c in TWINS])
 def test_fix_keeps_output_dtypes(case: Case):
     fixed, buggy = run(case), run(_buggy_twin(case))
-    for name in SCENARIOS:
+    for name in scenarios(case):
         assert fixed[name].output_dtypes == buggy[name].output_dtypes, name
 
 
@@ -82,10 +88,10 @@ def test_fix_output_passes_every_scenario(case: Case, tmp_path):
     fix = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "--quiet", str(fixed_path)])
     assert fix.exception is None or isinstance(fix.exception, SystemExit), fix.output
     assert fixed_path.read_text(encoding="utf-8") != (ROOT / case.path).read_text(encoding="utf-8")
-    fixed = verify(load_factory(str(fixed_path)), seq_len=case.seq_len)
+    fixed = verify(load_factory(str(fixed_path)), seq_len=case.seq_len, scenarios=scenarios(case))
     assert fixed.passed, fixed.format_table()
     buggy = run(case)
-    for name in SCENARIOS:
+    for name in scenarios(case):
         assert fixed[name].output_dtypes == buggy[name].output_dtypes, name
 
 

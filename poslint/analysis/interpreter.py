@@ -47,6 +47,7 @@ PRESERVING = frozenset({
     "add", "add_", "sub", "sub_", "div", "div_", "cumsum", "cumsum_", "rearrange", "repeat_kv",
     "pad", "to_dense", "coalesce", "type_as_", "select", "take_along_dim", "where", "fill_diagonal_",
     "triu_", "tril_", "view_as", "reshape_as", "squeeze_", "unsqueeze_", "sum", "__getitem__",
+    "fill_", "fill", "zero_", "masked_scatter", "index_fill", "index_fill_",
 })
 # Operations after which a value is no longer a position grid (a ramp, a mask, a count).
 ROLE_KILLING = frozenset({
@@ -914,6 +915,11 @@ class Interpreter:
             self.eval(c, frame)
         return UNKNOWN
 
+    def _eval_NamedExpr(self, node: ast.NamedExpr, frame: Frame) -> Value:
+        value = self.eval(node.value, frame)
+        self.assign(node.target, value, frame, node.value)
+        return value
+
     def _eval_Starred(self, node: ast.Starred, frame: Frame) -> Value:
         return self.eval(node.value, frame)
 
@@ -954,7 +960,13 @@ class Interpreter:
         roles = self._combined_roles(op, left, right)
         relative = None
         ndim, axis = _broadcast_axes(left, right)
-        if isinstance(op, ast.Sub) and left.has(Role.POSITIONS) and right.has(Role.POSITIONS):
+        operands = [v for v in (left, right) if v.is_tensor]
+        thin = False if any(v.thin is False for v in operands) else (
+            True if operands and all(v.thin for v in operands) else None)
+        if isinstance(op, ast.Sub) and left.has(Role.BIAS) and right.has(Role.QUERY_BIAS):
+            # bias - bias.diagonal(): key - query, unless the "diagonal" came from a 1 x N view.
+            relative = left.thin is not True
+        elif isinstance(op, ast.Sub) and left.has(Role.POSITIONS) and right.has(Role.POSITIONS):
             if left.axis is not None and right.axis is not None:
                 relative = left.axis != right.axis
             if relative:
@@ -962,7 +974,7 @@ class Interpreter:
         elif left.has(Role.POSITIONS) or right.has(Role.POSITIONS) or Role.BIAS in roles:
             pos = left if (left.has(Role.POSITIONS) or left.has(Role.BIAS)) else right
             relative = pos.relative
-        value = result.with_(roles=roles, relative=relative, ndim=ndim, axis=axis,
+        value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
                              products=left.products | right.products, recent=left.recent | right.recent,
                              is_complex=left.is_complex or right.is_complex or
                              Sort.PYCOMPLEX in (left.sort, right.sort))
@@ -1049,7 +1061,7 @@ class Interpreter:
         roles = {Role.ANGLES if kind == "rope" else Role.BIAS}
         result = result.with_(roles=frozenset(roles), products=pos.products | factor.products | {key},
                               recent=frozenset({key}), relative=pos.relative if kind == "alibi" else None,
-                              ndim=None, axis=None, thin=None, is_complex=False)
+                              ndim=None, axis=None, thin=pos.thin, is_complex=False)
         self._record(Product(node, op, kind, pos, pos_node, factor, factor_node, result, frame.site()),
                      ("product", key, pos, factor, frame.site()))
         return result
@@ -1199,6 +1211,8 @@ class Interpreter:
         if name in CREATION_DEFAULT:
             value = self._creation_value(node, name, args, kwargs, frame, roles_from=None,
                                          default_reason=f"torch.{name}(...) without dtype")
+            if _square_shape(self.facts, node):
+                value = value.with_(thin=False)  # an [S, S] mask: adding it makes a bias full
             return value.with_(payload_key="ones") if name == "ones" else value
         if name in LIKE:
             like = args[0] if args else UNKNOWN
@@ -1382,6 +1396,8 @@ class Interpreter:
             return receiver.with_(ndim=ndim, axis=axis, thin=False if name == "expand" else receiver.thin)
         if name in ("repeat", "expand_as", "broadcast_to", "tile"):
             return receiver.with_(thin=False)
+        if name == "diagonal" and receiver.has(Role.BIAS):
+            return receiver.with_(roles=receiver.roles | {Role.QUERY_BIAS})
         if name == "diagonal" and receiver.has(Role.POSITIONS):
             if receiver.thin and receiver.ndim == 2:
                 # The diagonal of a 1 x N view is its first element: a constant, not query positions.
@@ -1469,6 +1485,16 @@ def _first_rounded(a: Value, b: Value) -> Optional[Origin]:
 def _upcast_here(before: Optional[Value], after: Value) -> bool:
     return before is not None and before is not after and after.prec.is_float32_or_better \
         and before.prec is not after.prec and after.sort in (Sort.TENSOR, Sort.DTYPE)
+
+
+def _square_shape(facts, call: ast.Call) -> bool:
+    """``torch.zeros(n, n)`` / ``torch.full((n, n), x)``: the last two sizes are the same expression."""
+    shape = call.args
+    if shape and isinstance(shape[0], (ast.Tuple, ast.List)):
+        shape = shape[0].elts
+    elif call.func and getattr(call.func, "attr", getattr(call.func, "id", "")) == "full":
+        shape = shape[:-1]
+    return len(shape) >= 2 and facts.source(shape[-1]) == facts.source(shape[-2])
 
 
 def _unbound(name: str) -> Value:

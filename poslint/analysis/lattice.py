@@ -52,6 +52,7 @@ class Role(enum.Enum):
     TRIG = "cos/sin"  # cos/sin of angles
     ROTARY_COMPLEX = "complex rotation"  # polar(1, angles)
     BIAS = "alibi bias"  # slopes x positions
+    QUERY_BIAS = "bias on the diagonal"  # each query's own bias: bias.diagonal(-2, -1)
     POW2 = "power of two"  # 2 ** x: the base of ALiBi's geometric slopes
 
 
@@ -184,7 +185,8 @@ def merge(a: Value, b: Value) -> Value:
         relative=relative,
         ndim=a.ndim if a.ndim == b.ndim else None,
         axis=a.axis if a.axis == b.axis else None,
-        thin=a.thin if a.thin == b.thin else None,
+        # A grid that is full [.., S, S] on some path may be full.
+        thin=a.thin if a.thin == b.thin else (False if False in (a.thin, b.thin) else None),
         products=a.products | b.products,
         recent=a.recent | b.recent,
         payload=payload,

@@ -1,6 +1,7 @@
 from poslint.analysis import Prec, Role, node_key
 from poslint.diagnostics import Fix
-from poslint.fixes import atom, float32_copy_fix, make_float32, make_float32_operand, replace, torch_attr
+from poslint.fixes import (atom, float32_copy_fix, make_float32, make_float32_operand, relative_to_query, replace,
+                            torch_attr)
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import when
 
@@ -37,16 +38,17 @@ class AbsoluteAlibi16Bit(Rule):
     ```
 
     ## Fix safety
-    Every fix here is unsafe: it changes numerics by design, and the bias's dtype. The fixes
-    keep the bias in float32: the 16-bit cast of the bias is removed, 16-bit slopes become
-    float32, a default-dtype product gets float32 positions, and a buffer becomes a plain
-    attribute moved to the device at use. The bias must then be added to float32 scores:
-    attention in float32 costs speed and memory (the trade-off the original finding pointed
-    out), and an op such as `baddbmm` that needs one dtype for all inputs needs its other
-    operands upcast too. A full [.., S, S] bias can instead be rewritten to relative distances
-    (key - query, zero on the diagonal), which keeps 16-bit attention exact near the diagonal;
-    poslint does not rewrite shapes automatically, so do that by hand where memory allows. A
-    broadcast [.., 1, S] bias has no shape-preserving relative form.
+    Every fix here is unsafe: it changes numerics by design. Where the bias is known to be a
+    full [.., S, S] grid (expanded positions, or an [S, S] mask added to it), the fix subtracts
+    each query's own entry before the cast, `bias - bias.diagonal(dim1=-2, dim2=-1).unsqueeze(-1)`,
+    which is `slope * (key - query)`: zero on the diagonal, exact near it in 16 bits, the same
+    attention after softmax, and the same shape and dtype. A broadcast [.., 1, S] bias has no
+    shape-preserving relative form, so the fixes keep it in float32 instead: the 16-bit cast
+    is removed, 16-bit slopes become float32, a default-dtype product gets float32 positions,
+    and a buffer keeps float32 bits in an integer buffer. The bias must then be added to float32
+    scores: attention in float32 costs speed and memory (the trade-off the original finding
+    pointed out), and an op such as `baddbmm` that needs one dtype for all inputs needs its
+    other operands upcast too.
     """
 
     code = "POS201"
@@ -86,10 +88,8 @@ def forward(x):
         for cast in facts.casts:
             before, after = cast.before, cast.after
             if before.has(Role.BIAS) and before.relative is False and after.prec.may_be_16bit:
-                fix = Fix((replace(facts, cast.node, atom(facts, cast.receiver_node)),), "unsafe",
-                          "keep the ALiBi bias in float32") if cast.receiver_node is not cast.node else None
                 yield Finding(cast.node, f"ALiBi bias from absolute positions is cast to {after.origin.reason}; "
-                                         f"{when(after.prec)}{_COLLAPSE}", fix)
+                                         f"{when(after.prec)}{_COLLAPSE}", _cast_fix(facts, cast))
         for store in facts.stores:
             value = store.value
             if store.storage != "plain" and value.has(Role.BIAS) and value.relative is False \
@@ -112,6 +112,18 @@ def forward(x):
                                             f"under a bfloat16 default dtype {_COLLAPSE}",
                               _unsafe(facts, make_float32_operand(facts, product.positions_node),
                                       "compute the ALiBi bias in float32"))
+
+
+def _cast_fix(facts, cast):
+    """A full [.., S, S] bias becomes relative to each query before the cast (dtype kept); a
+    broadcast [.., 1, S] bias has no such form and stays float32 (the cast is dropped)."""
+    if cast.receiver_node is cast.node:
+        return None
+    if cast.before.thin is False:
+        return Fix((relative_to_query(facts, cast.receiver_node),), "unsafe",
+                   "make the ALiBi bias relative to each query (key - query) before the cast")
+    return Fix((replace(facts, cast.node, atom(facts, cast.receiver_node)),), "unsafe",
+               "keep the ALiBi bias in float32")
 
 
 def _unsafe(facts, edits, description):

@@ -6,6 +6,7 @@ Importing this package imports torch. Lint mode never imports it.
 from poslint.runtime.loader import DEFAULT_FACTORY, VerifyError, load_factory
 from poslint.runtime.verify import (
     DEFAULT_SEQ_LEN,
+    EXTRA_SCENARIOS,
     SCENARIOS,
     ScenarioResult,
     Thresholds,
@@ -18,6 +19,7 @@ from poslint.runtime.verify import (
 __all__ = [
     "DEFAULT_FACTORY",
     "DEFAULT_SEQ_LEN",
+    "EXTRA_SCENARIOS",
     "SCENARIOS",
     "ScenarioResult",
     "Thresholds",

@@ -15,6 +15,8 @@ from poslint.runtime.loader import VerifyError
 from poslint.runtime.modes import RunMode, pair_by_order_and_shape, wrapped_angle_error
 
 SCENARIOS: Tuple[str, ...] = ("bf16", "fp16", "autocast-cpu", "autocast-cuda-emulated")
+# Run on request: building and running under a bf16 default dtype exposes default-dtype bugs.
+EXTRA_SCENARIOS: Tuple[str, ...] = ("bf16-default",)
 DEFAULT_SEQ_LEN = 8192
 ALIBI_NEAREST = 64
 
@@ -267,23 +269,27 @@ def _reference(target: _Target, ref_inputs: tuple) -> _Run:
 
 
 _SCENARIO_SETUP = {
-    # name: (module dtype, input dtype, autocast?, emulate CUDA's list?)
-    "bf16": (torch.bfloat16, torch.bfloat16, False, False),
-    "fp16": (torch.float16, torch.float16, False, False),
-    "autocast-cpu": (None, torch.float32, True, False),
-    "autocast-cuda-emulated": (None, torch.float32, True, True),
+    # name: (module dtype, input dtype, autocast?, emulate CUDA's list?, default dtype)
+    "bf16": (torch.bfloat16, torch.bfloat16, False, False, None),
+    "fp16": (torch.float16, torch.float16, False, False, None),
+    "autocast-cpu": (None, torch.float32, True, False, None),
+    "autocast-cuda-emulated": (None, torch.float32, True, True, None),
+    # built and run under torch.set_default_dtype(torch.bfloat16), as loaders and "bf16-true"
+    # training do: what is not given a dtype explicitly is bfloat16.
+    "bf16-default": (None, torch.bfloat16, False, False, torch.bfloat16),
 }
 
 
 def _scenario(target: _Target, name: str, inputs: tuple) -> _Run:
-    module_dtype, _, autocast, emulate = _SCENARIO_SETUP[name]
-    module = target.build()
-    if module_dtype is not None:
-        module = module.to(module_dtype)
-    mode = RunMode(emulate_cuda=emulate)
-    amp = torch.autocast("cpu", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
-    with torch.no_grad(), amp, mode:
-        out = module(*inputs)
+    module_dtype, _, autocast, emulate, default = _SCENARIO_SETUP[name]
+    with _default_dtype(default or torch.get_default_dtype()):
+        module = target.build()
+        if module_dtype is not None:
+            module = module.to(module_dtype)
+        mode = RunMode(emulate_cuda=emulate)
+        amp = torch.autocast("cpu", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
+        with torch.no_grad(), amp, mode:
+            out = module(*inputs)
     return _Run(_flatten(out), mode.angles)
 
 
@@ -295,7 +301,7 @@ def _run_all(
     names = list(scenarios)
     unknown = [n for n in names if n not in _SCENARIO_SETUP]
     if unknown:
-        raise VerifyError(f"unknown scenario {unknown[0]!r}; choose from {', '.join(SCENARIOS)}")
+        raise VerifyError(f"unknown scenario {unknown[0]!r}; choose from {', '.join(SCENARIOS + EXTRA_SCENARIOS)}")
     inputs_by_dtype: Dict[torch.dtype, tuple] = {}
     # One float64 run per distinct set of lifted inputs: inputs that are equal in every dtype
     # (zeros, small integers) share one reference.
