@@ -10,15 +10,18 @@ prefilter. ``check_text(..., prefilter=False)`` checks everything the slow way, 
 from __future__ import annotations
 
 import ast
+import sys
+import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import Collection, List
+from typing import Callable, Collection, List, Optional, Tuple, TypeVar
 
 from poslint.diagnostics import Diagnostic
 from poslint.rules import all_rules
 from poslint.source import LineIndex
 
 PARSE_ERROR = "POS001"
+T = TypeVar("T")
 
 
 @dataclass
@@ -33,8 +36,6 @@ def parse_error(path: str, reason: str, line: int = 1, col: int = 1) -> Diagnost
 
 
 def check_text(text: str, path: str, codes: Collection[str], *, prefilter: bool = True) -> CheckResult:
-    from poslint.analysis import analyze
-
     result = CheckResult()
     if prefilter and _cleared(text, path, codes):
         return result
@@ -50,7 +51,12 @@ def check_text(text: str, path: str, codes: Collection[str], *, prefilter: bool 
         return result
     except (ValueError, RecursionError, MemoryError) as exc:
         if PARSE_ERROR in codes:
-            reason = "source nests too deeply" if isinstance(exc, RecursionError) else str(exc) or type(exc).__name__
+            if isinstance(exc, RecursionError):
+                reason = "source nests too deeply"
+            elif isinstance(exc, MemoryError):  # the parser's own stack overflowed
+                reason = "source too complex for Python's parser (it nests too deeply)"
+            else:
+                reason = str(exc) or type(exc).__name__
             result.diagnostics.append(parse_error(path, reason))
         return result
 
@@ -59,27 +65,89 @@ def check_text(text: str, path: str, codes: Collection[str], *, prefilter: bool 
     active = [rules[c] for c in sorted(codes) if c in rules and c != PARSE_ERROR]
     if not active:
         return result
-    try:
-        facts = analyze(tree, text, index)
-    except RecursionError:
+    checked = _analyse(tree, text, index, active, path, deep=False)
+    if checked is None:  # too deep for the default recursion limit: once more, on a deeper stack
+        checked = _on_a_deep_stack(lambda: _analyse(tree, text, index, active, path, deep=True))
+    if checked is None:
         result.internal_errors.append(f"{path}: analysis: source nests too deeply to analyse")
         return result
-    except Exception as exc:  # noqa: BLE001 - one file must not take down the run
-        result.internal_errors.append(f"{path}: analysis raised {type(exc).__name__}: {exc}")
-        return result
-
-    for rule_cls in active:
-        try:
-            for finding in rule_cls().check(facts):
-                result.diagnostics.append(_to_diagnostic(path, index, rule_cls.code, finding))
-        except Exception as exc:  # noqa: BLE001
-            result.internal_errors.append(f"{path}: {rule_cls.code} raised {type(exc).__name__}: {exc}")
+    result.diagnostics, result.internal_errors = checked
     # A function analysed in several calling contexts can report the same place twice.
     unique = {}
     for diagnostic in result.diagnostics:
         unique.setdefault((diagnostic.line, diagnostic.col, diagnostic.code), diagnostic)
     result.diagnostics = sorted(unique.values(), key=lambda d: d.sort_key)
     return result
+
+
+def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, deep: bool
+             ) -> Optional[Tuple[List[Diagnostic], List[str]]]:
+    """Run the analysis and the ``active`` rules: (findings, internal errors), or None if the
+    recursion limit was hit in the analysis, or (unless ``deep``) in a rule. On a ``deep`` stack a
+    rule that still recurses too deeply is an internal error of that rule alone."""
+    from poslint.analysis import analyze
+
+    diagnostics: List[Diagnostic] = []
+    internal_errors: List[str] = []
+    try:
+        facts = analyze(tree, text, index)
+    except RecursionError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - one file must not take down the run
+        return diagnostics, [f"{path}: analysis raised {type(exc).__name__}: {exc}"]
+    for rule_cls in active:
+        try:
+            for finding in rule_cls().check(facts):
+                diagnostics.append(_to_diagnostic(path, index, rule_cls.code, finding))
+        except RecursionError as exc:
+            if not deep:
+                return None
+            internal_errors.append(f"{path}: {rule_cls.code} raised {type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001
+            internal_errors.append(f"{path}: {rule_cls.code} raised {type(exc).__name__}: {exc}")
+    return diagnostics, internal_errors
+
+
+# The analysis and the rules walk the tree recursively, a few Python frames per level, and
+# Python's default recursion limit (1000) is too low for an expression nested 1,000 deep, while
+# ``ast.parse`` accepts about 3,000 levels. Such a file is analysed again in a thread of its
+# own with a larger stack and a higher limit: about 8,000 frames for the deepest tree that
+# ``ast.parse`` builds. Only the analysis runs there: ``ast.parse`` and libcst keep the default
+# limit, which is what keeps libcst's native parser from overflowing the C stack.
+DEEP_RECURSION_LIMIT = 20_000
+DEEP_STACK_BYTES = 256 * 1024 * 1024
+
+
+def _on_a_deep_stack(function: Callable[[], T]) -> Optional[T]:
+    """``function()`` in a thread with a deep stack and recursion limit; None if it fails to
+    start or still recurses too deeply. Other exceptions are raised here."""
+    outcome: dict = {}
+
+    def target() -> None:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, DEEP_RECURSION_LIMIT))
+        try:
+            outcome["value"] = function()
+        except RecursionError:
+            outcome["value"] = None
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread
+            outcome["error"] = exc
+        finally:
+            sys.setrecursionlimit(limit)
+
+    try:
+        size = threading.stack_size(DEEP_STACK_BYTES)
+        try:
+            thread = threading.Thread(target=target, name="poslint-deep-analysis", daemon=True)
+            thread.start()
+        finally:
+            threading.stack_size(size)
+    except (RuntimeError, ValueError, MemoryError):  # no thread, or no stack of that size here
+        return None
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
 
 
 def _cleared(text: str, path: str, codes: Collection[str]) -> bool:

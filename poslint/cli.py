@@ -50,8 +50,26 @@ class _DefaultToCheck(click.Group):
             _internal_error(ctx, exc)
 
 
+def _safe_bytes(text: str) -> bytes:
+    """``text`` in UTF-8, where a file name's bytes that are not UTF-8 (which Python keeps as lone
+    surrogates) are written back as they were."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace")
+
+
+def _echo(message: str, err: bool = False, nl: bool = True) -> None:
+    """``click.echo``, except that text the stream cannot encode (a file name that is not UTF-8,
+    a name the terminal's encoding lacks) is written as UTF-8 bytes instead of failing the run."""
+    try:
+        click.echo(message, err=err, nl=nl)
+    except UnicodeEncodeError:
+        click.echo(_safe_bytes(message), err=err, nl=nl)
+
+
 def _internal_error(ctx: click.Context, exc: BaseException) -> None:
-    click.echo(f"poslint: internal error: {type(exc).__name__}: {exc}", err=True)
+    _echo(f"poslint: internal error: {type(exc).__name__}: {exc}", err=True)
     ctx.exit(2)
 
 
@@ -114,7 +132,10 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], diff:
           force_exclude: bool, ignore_noqa: bool, output_format: str, output_file: Optional[str],
           statistics_: bool, show_fixes: bool, quiet: bool, jobs: int, no_cache: bool,
           cache_dir: Optional[str]) -> None:
-    """Lint PATHS (files and directories, recursively; default: the current directory)."""
+    """Lint PATHS (files and directories, recursively; default: the current directory).
+
+    Linting only reads the source: it never imports or runs it (unlike `poslint verify`).
+    """
     ctx = click.get_current_context()
     paths = paths or (".",)
     try:
@@ -126,7 +147,7 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], diff:
             layers.insert(0, (config.selection, format_label(f"{config.path}: [tool.poslint]")))
         codes = resolve_codes(layers)
     except ConfigError as exc:
-        click.echo(f"poslint: error: {exc}", err=True)
+        _echo(f"poslint: error: {exc}", err=True)
         ctx.exit(2)
 
     excludes = list(exclude) if exclude else list(config.exclude if config.exclude is not None else DEFAULT_EXCLUDES)
@@ -138,21 +159,21 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], diff:
     found = discover(paths, excludes, config.root, force_exclude)
     failed = bool(found.errors)
     for message in found.errors:
-        click.echo(f"poslint: error: {message}", err=True)
+        _echo(f"poslint: error: {message}", err=True)
     if not quiet:
         for message in found.notes:
-            click.echo(f"poslint: note: {message}", err=True)
+            _echo(f"poslint: note: {message}", err=True)
 
     results = _lint_all(found.files, options, jobs, None if no_cache else (cache_dir or str(config.root / DEFAULT_CACHE)),
                         quiet)
     for result in results:
         for message in result.errors:
-            click.echo(f"poslint: error: {message}", err=True)
+            _echo(f"poslint: error: {message}", err=True)
         failed = failed or bool(result.errors)
 
     internal = [m for r in results for m in r.internal_errors]
     for message in internal:
-        click.echo(f"poslint: internal error: {message}", err=True)
+        _echo(f"poslint: internal error: {message}", err=True)
     failed = failed or bool(internal)
 
     remaining = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key)
@@ -167,23 +188,23 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], diff:
         text = FORMATTERS[output_format](report)
     if output_file:
         try:
-            with open(output_file, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
+            with open(output_file, "wb") as handle:
+                handle.write(_safe_bytes(text))
         except OSError as exc:
-            click.echo(f"poslint: error: {output_file}: cannot write: {exc.strerror or exc}", err=True)
+            _echo(f"poslint: error: {output_file}: cannot write: {exc.strerror or exc}", err=True)
             failed = True
     else:
-        click.echo(text, nl=False)
+        _echo(text, nl=False)
     if show_fixes and not diff:
         shown = fixes_applied({r.path: r.fixed_codes for r in results}) if fix else fixes_available(report)
         if shown:
-            click.echo("Fixed:" if fix else "Fixes available:", err=True)
+            _echo("Fixed:" if fix else "Fixes available:", err=True)
         for line in shown:
-            click.echo(line, err=True)
+            _echo(line, err=True)
     # Nothing to lint (say, pre-commit passed only excluded files) is quiet: no summary at all.
     if not quiet and (found.files or failed):
         for line in _summary(remaining, fixed, diff, fix, unsafe, failed):
-            click.echo(line, err=True)
+            _echo(line, err=True)
 
     if failed:
         ctx.exit(2)
@@ -202,7 +223,7 @@ def _lint_all(files: Sequence[str], options: LintOptions, jobs: int, cache_dir: 
 
     def warn(message: str) -> None:
         if not quiet:
-            click.echo(f"poslint: warning: {message}", err=True)
+            _echo(f"poslint: warning: {message}", err=True)
 
     tune_gc()
     cache = Cache(cache_dir, warn) if cache_dir is not None and files else None

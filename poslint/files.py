@@ -6,17 +6,25 @@ a glob with ``/`` matches the path relative to the project root (the directory o
 configuration file, or the current directory when there is none), or any directory above it in
 that path. ``*`` may cross ``/``, as in :func:`fnmatch.fnmatch`. A trailing ``/`` is ignored.
 
-Directories met while walking are never followed if they are symbolic links, so discovery
-cannot leave the tree or loop; a symbolic link named explicitly on the command line is followed,
-and symbolic links to files are linted like files (a file reached twice is linted once).
+Symbolic links are a deliberate choice: discovery never leaves the tree it walks. Directories
+met while walking are never followed if they are symbolic links, so discovery cannot leave the
+tree or loop; a symbolic link to a file is linted (and, with ``--fix``, its target written) only
+when its target lies inside the walked directory, and is skipped with a note otherwise. A
+symbolic link named explicitly on the command line is followed wherever it points. A file
+reached twice is linted once. Broken symbolic links, symbolic link loops and files that are not
+regular files (named pipes, devices, sockets) met while walking are skipped with a note: there
+is nothing to lint, and reading a named pipe would block. A directory that cannot be read is an
+error, since the files in it go unchecked.
 """
 
 from __future__ import annotations
 
 import ast
+import errno
 import fnmatch
 import os
 import re
+import stat
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,11 +86,40 @@ def is_python_source(data: bytes) -> bool:
                for node in tree.body)
 
 
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+
+
+def open_nonblocking(path: str, flags: int) -> int:
+    """An ``opener`` for :func:`open` that does not block on a named pipe."""
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+
+
+def check_regular(fd: int, path: str) -> None:
+    """Raise ``OSError`` unless ``fd`` is a regular file: a named pipe would block the run and a
+    device such as ``/dev/zero`` would never end."""
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        code = errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
+        raise OSError(code, f"not a regular file: {_kind(mode)}", path)
+
+
+def read_source(path: str) -> bytes:
+    """The bytes of the regular file at ``path``, or an ``OSError``; never blocks on a named pipe."""
+    with open(path, "rb", opener=open_nonblocking) as handle:
+        check_regular(handle.fileno(), path)
+        return handle.read()
+
+
 @dataclass
 class Discovery:
     files: List[str] = field(default_factory=list)  # display paths, in order, each file once
-    notes: List[str] = field(default_factory=list)  # skipped explicit files
-    errors: List[str] = field(default_factory=list)  # missing paths
+    notes: List[str] = field(default_factory=list)  # skipped files: not Python, broken links, outside the tree
+    errors: List[str] = field(default_factory=list)  # missing paths, unreadable directories
 
 
 def discover(paths: Sequence[str], excludes: Iterable[str], root: Path, force_exclude: bool) -> Discovery:
@@ -100,27 +137,54 @@ def discover(paths: Sequence[str], excludes: Iterable[str], root: Path, force_ex
             seen.add(key)
             result.files.append(path)
 
+    def unreadable_directory(exc: OSError) -> None:
+        result.errors.append(f"{exc.filename}: cannot read directory: {exc.strerror or exc}")
+
+    def walked_file(child: str, tree: str) -> None:
+        """Add a file met while walking ``tree`` (a real path), or say why it is skipped."""
+        try:
+            mode = os.stat(child).st_mode
+        except OSError as exc:
+            if exc.errno == errno.ENOENT and os.path.islink(child):
+                result.notes.append(f"{child}: skipped, broken symbolic link (its target does not exist)")
+            elif exc.errno == errno.ELOOP:
+                result.notes.append(f"{child}: skipped, symbolic link loop")
+            else:
+                add(child)  # the linter reports why it cannot be read
+            return
+        if not stat.S_ISREG(mode):
+            result.notes.append(f"{child}: skipped, not a regular file: {_kind(mode)}")
+        elif os.path.islink(child) and not _inside(os.path.realpath(child), tree):
+            result.notes.append(f"{child}: skipped, symbolic link to a file outside {tree} "
+                                f"(name it on the command line to lint it)")
+        else:
+            add(child)
+
     for given in paths:
         path = os.path.normpath(given)
-        if not os.path.lexists(path) or (os.path.islink(path) and not os.path.exists(path)):
+        if not given or not os.path.lexists(path):
             result.errors.append(f"{given}: no such file or directory")
+            continue
+        if os.path.islink(path) and not os.path.exists(path):
+            reason = "symbolic link loop" if _is_loop(path) else "broken symbolic link (its target does not exist)"
+            result.errors.append(f"{given}: no such file or directory: {reason}")
             continue
         if force_exclude and excluded(path):
             continue
         if os.path.isdir(path):
-            for top, dirnames, filenames in os.walk(path):
+            tree = os.path.realpath(path)
+            for top, dirnames, filenames in os.walk(path, onerror=unreadable_directory):
                 dirnames[:] = sorted(d for d in dirnames if not excluded(os.path.join(top, d)))
                 for name in sorted(filenames):
                     child = os.path.normpath(os.path.join(top, name))
                     if name.endswith(LINTED_SUFFIXES) and not excluded(child):
-                        add(child)
+                        walked_file(child, tree)
             continue
         if path.endswith(LINTED_SUFFIXES + (".pyi",)):  # a named stub is Python too (pre-commit passes them)
             add(path)
             continue
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
+            data = read_source(path)
         except OSError:
             add(path)  # the linter reports why it cannot be read
             continue
@@ -129,3 +193,15 @@ def discover(paths: Sequence[str], excludes: Iterable[str], root: Path, force_ex
         else:
             result.notes.append(f"{given}: skipped, not a Python file (no .py suffix, python shebang or Python code)")
     return result
+
+
+def _inside(path: str, tree: str) -> bool:
+    return path == tree or path.startswith(tree.rstrip(os.sep) + os.sep)
+
+
+def _is_loop(path: str) -> bool:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False

@@ -5,6 +5,11 @@ already chosen in that pass; the text is then checked again and the next pass ap
 skipped or newly found, up to :data:`MAX_PASSES`. The imports fixes rely on are added with
 libcst's ``AddImportsVisitor`` after each pass. The final text must parse with :mod:`ast` and
 round-trip through libcst; otherwise the fixes are discarded and the reason is reported.
+
+A fix may change only its own spans. Its edits must lie within the text and must not overlap
+one another, the text outside the edits of a pass must come out unchanged, and adding imports
+may add or change import statements only. A fix that breaks one of these rules is refused with
+all the others: the text is left as it was and the reason is reported.
 """
 
 from __future__ import annotations
@@ -54,16 +59,23 @@ def fix_text(text: str, check: CheckFn, unsafe_fixes: bool,
     internal: List[str] = list(errors)
     fixed = 0
     for _ in range(MAX_PASSES):
-        chosen = [d.fix for d in diagnostics if applicable(d.fix, unsafe_fixes)]
+        chosen = [d for d in diagnostics if applicable(d.fix, unsafe_fixes)]
         if not chosen:
             break
-        new_text, count, imports = _apply_pass(text, chosen)
+        try:
+            new_text, count, imports = _apply_pass(text, chosen)
+        except RefusedFix as exc:
+            return FixOutcome(original, 0, *_recheck(original, check, first, internal), error=str(exc))
         if imports:
             try:
-                new_text = add_imports(new_text, imports)
+                with_imports = add_imports(new_text, imports)
             except Exception as exc:  # noqa: BLE001 - a broken fix must not crash the run
                 return FixOutcome(original, 0, *_recheck(original, check, first, internal),
                                   error=f"cannot add imports {sorted(imports)}: {_reason(exc)}")
+            if not imports_only_changed(new_text, with_imports):
+                return FixOutcome(original, 0, *_recheck(original, check, first, internal),
+                                  error=f"adding imports {sorted(imports)} changed code that is not an import")
+            new_text = with_imports
         if new_text == text:
             break
         text = new_text
@@ -87,19 +99,98 @@ def _recheck(original: str, check: CheckFn, first, internal: List[str]):
     return diagnostics, internal + [e for e in errors if e not in internal]
 
 
-def _apply_pass(text: str, fixes: Sequence[Fix]) -> Tuple[str, int, Set[str]]:
+class RefusedFix(Exception):
+    """A fix that would change text outside its own spans; the message says which and why."""
+
+
+def _apply_pass(text: str, diagnostics: Sequence[Diagnostic]) -> Tuple[str, int, Set[str]]:
+    """Apply the fixes of ``diagnostics`` that do not overlap a fix taken before them."""
     taken: List[Edit] = []
     imports: Set[str] = set()
     count = 0
-    for fix in fixes:
+    for diagnostic in diagnostics:
+        fix = diagnostic.fix
+        problem = edits_problem(text, fix.edits)
+        if problem is not None:
+            raise RefusedFix(f"the {diagnostic.code} fix at line {diagnostic.line} is refused: {problem}")
         if any(_overlaps(edit, other) for edit in fix.edits for other in taken):
             continue
         taken.extend(fix.edits)
         imports.update(fix.imports)
         count += 1
-    for edit in sorted(taken, key=lambda e: (e.start, e.end), reverse=True):
-        text = text[: edit.start] + edit.replacement + text[edit.end:]
-    return text, count, imports
+    taken.sort(key=lambda e: (e.start, e.end))
+    new_text = _splice(text, taken)
+    if not outside_unchanged(text, new_text, taken):
+        raise RefusedFix("applying the fixes changed text outside their edits")
+    return new_text, count, imports
+
+
+def _splice(text: str, edits: Sequence[Edit]) -> str:
+    """``text`` with ``edits`` (sorted, disjoint) applied."""
+    pieces: List[str] = []
+    position = 0
+    for edit in edits:
+        pieces += [text[position:edit.start], edit.replacement]
+        position = edit.end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def edits_problem(text: str, edits: Sequence[Edit]) -> Optional[str]:
+    """None if each edit is a span of ``text`` (``0 <= start <= end <= len(text)``) with a string
+    replacement and no two of them overlap; otherwise what is wrong."""
+    spans = []
+    for edit in edits:
+        if not isinstance(edit, Edit) or not isinstance(edit.replacement, str) or \
+                not all(isinstance(x, int) and not isinstance(x, bool) for x in (edit.start, edit.end)):
+            return f"{edit!r} is not an edit of text"
+        if not 0 <= edit.start <= edit.end <= len(text):
+            return f"the edit of offsets {edit.start}:{edit.end} is not a span of the text (0:{len(text)})"
+        spans.append(edit)
+    spans.sort(key=lambda e: (e.start, e.end))
+    for a, b in zip(spans, spans[1:]):
+        if _overlaps(a, b):
+            return f"its edits at offsets {a.start}:{a.end} and {b.start}:{b.end} overlap"
+    return None
+
+
+def outside_unchanged(before: str, after: str, edits: Sequence[Edit]) -> bool:
+    """Whether ``after`` is ``before`` with each of ``edits`` (sorted, disjoint) applied and
+    nothing else changed: every stretch of ``before`` between edits is found, unchanged, in
+    ``after``, each edit's replacement between them."""
+    position = 0  # in before
+    shifted = 0  # in after
+    for edit in edits:
+        gap = edit.start - position
+        if after[shifted:shifted + gap] != before[position:edit.start]:
+            return False
+        shifted += gap
+        if after[shifted:shifted + len(edit.replacement)] != edit.replacement:
+            return False
+        shifted += len(edit.replacement)
+        position = edit.end
+    return after[shifted:] == before[position:]
+
+
+def imports_only_changed(before: str, after: str) -> bool:
+    """Whether ``after`` differs from ``before`` only in module-level import statements and blank
+    lines. If either text does not parse, :func:`verify` reports it later, so this says True."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _without_imports(before) == _without_imports(after)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+
+
+def _without_imports(text: str) -> List[str]:
+    lines = _lines(text)
+    dropped: Set[int] = set()
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            dropped.update(range(node.lineno - 1, node.end_lineno))
+    return [line.rstrip("\r\n") for number, line in enumerate(lines)
+            if number not in dropped and line.strip()]
 
 
 def _overlaps(a: Edit, b: Edit) -> bool:
@@ -136,6 +227,8 @@ def verify(text: str) -> Optional[str]:
         return f"does not parse: {_reason(exc)}"
     try:
         if libcst.parse_module(text).code != text:
+            if re.search(r"\r(?!\n)", text):
+                return "does not round-trip through libcst, which does not support lines that end in a lone CR"
             return "does not round-trip through libcst"
     except Exception as exc:  # noqa: BLE001 - libcst raises its own ParserSyntaxError and others
         return f"does not parse with libcst: {_reason(exc)}"
@@ -162,9 +255,15 @@ def _lines(text: str) -> List[str]:
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Replace the file's contents atomically, keeping its mode bits; a symlink's target is written."""
+    """Replace the file's contents atomically, keeping its mode bits (and its owner, where
+    allowed); a symlink's target is written.
+
+    The data goes to a temporary file in the same directory, which then replaces the file with
+    one ``os.replace``: a reader sees the old or the new contents, never a mix.
+    """
     target = os.path.realpath(path)
-    mode = stat.S_IMODE(os.stat(target).st_mode)
+    info = os.stat(target)
+    mode = stat.S_IMODE(info.st_mode)
     directory, name = os.path.split(target)
     fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".poslint-tmp")
     try:
@@ -173,6 +272,12 @@ def write_atomic(path: str, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temp, mode)
+        made = os.stat(temp)
+        if hasattr(os, "chown") and (made.st_uid, made.st_gid) != (info.st_uid, info.st_gid):
+            try:
+                os.chown(temp, info.st_uid, info.st_gid)
+            except OSError:
+                pass  # only root may give a file away; the file then belongs to whoever fixed it
         os.replace(temp, target)
     except BaseException:
         if os.path.exists(temp):

@@ -9,7 +9,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 from poslint.checker import PARSE_ERROR, check_text, parse_error
 from poslint.config import Config, per_file_ignored
 from poslint.diagnostics import Diagnostic, Edit
-from poslint.files import relative_to_root
+from poslint.files import check_regular, open_nonblocking, relative_to_root
 from poslint.fixer import _overlaps, applicable, fix_text, unified_diff, write_atomic
 from poslint.locations import SourceMap
 from poslint.noqa import parse_suppressions
@@ -40,24 +40,60 @@ class FileResult:
 
 
 def lint_file(path: str, options: LintOptions) -> FileResult:
+    """Lint (and fix) one file. Never raises: a failure inside poslint becomes an internal error
+    of this file, with the findings that could still be made, and the run goes on."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = _read(path)
     except OSError as exc:
         return FileResult(path, errors=[f"{path}: cannot read: {exc.strerror or exc}"])
     if path.endswith(".ipynb"):
         return _lint_notebook(path, data, options)
-    result, source, new_text = lint_bytes(data, path, options)
+    try:
+        result, source, new_text = lint_bytes(data, path, options)
+    except Exception as exc:  # noqa: BLE001 - one file must not take down the run
+        failure = f"{path}: {'fixing' if options.fix else 'linting'} raised {type(exc).__name__}: {exc}"
+        if not options.fix:
+            return FileResult(path, internal_errors=[failure])
+        try:  # report the findings without fixing
+            result, _, _ = lint_bytes(data, path, LintOptions(options.codes, options.config, options.ignore_noqa))
+        except Exception:  # noqa: BLE001
+            result = FileResult(path)
+        result.internal_errors.append(failure)
+        return result
     if options.write and new_text is not None:
-        try:
-            write_atomic(path, source.to_bytes(new_text))
-        except UnicodeEncodeError as exc:
-            result.errors.append(f"{path}: not fixed: the fixed text cannot be encoded as {source.encoding}: {exc}")
-            result.fixed = 0
-        except OSError as exc:
-            result.errors.append(f"{path}: not fixed: cannot write: {exc.strerror or exc}")
-            result.fixed = 0
+        _write_fixed(path, data, source, new_text, result)
     return result
+
+
+def _read(path: str) -> bytes:
+    """The file's bytes; a named pipe or a device is refused without blocking (see files.read_source)."""
+    with open(path, "rb", opener=open_nonblocking) as handle:
+        check_regular(handle.fileno(), path)
+        return handle.read()
+
+
+def _write_fixed(path: str, data: bytes, source: SourceText, new_text: str, result: FileResult) -> None:
+    """Write the fixed text in the file's encoding, over the very bytes it was made from."""
+    problem = None
+    try:
+        new_data = source.to_bytes(new_text)
+        current = _read(path)
+        if source.to_bytes(source.text) != data:
+            problem = (f"its bytes do not survive decoding and encoding as {source.encoding}, so writing it "
+                       f"would change more than the fixes")
+        elif current == new_data:
+            pass  # fixed meanwhile, by another poslint --fix
+        elif current != data:
+            problem = "the file changed on disk while it was being fixed; run poslint again"
+        else:
+            write_atomic(path, new_data)
+    except UnicodeEncodeError as exc:
+        problem = f"the fixed text cannot be encoded as {source.encoding}: {exc}"
+    except OSError as exc:
+        problem = f"cannot write: {exc.strerror or exc}"
+    if problem is not None:
+        result.errors.append(f"{path}: not fixed: {problem}")
+        result.fixed = 0
 
 
 def _lint_notebook(path: str, data: bytes, options: LintOptions) -> FileResult:
@@ -109,7 +145,7 @@ def lint_text(text: str, path: str, options: LintOptions, codes: FrozenSet[str]
     def check(text: str) -> Tuple[List[Diagnostic], List[str]]:
         checked = check_text(text, path, codes)
         found = checked.diagnostics
-        if not options.ignore_noqa:
+        if found and not options.ignore_noqa:
             found = parse_suppressions(text).filter(found)
         passes.append(found)
         return found, checked.internal_errors

@@ -4,13 +4,30 @@ from __future__ import annotations
 
 import bisect
 import codecs
-import io
+import re
 import tokenize
 from dataclasses import dataclass
 
 
 class UndecodableSource(Exception):
     """The bytes cannot be decoded with the declared (or default UTF-8) encoding."""
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def _first_lines(data: bytes):
+    """A ``readline`` over the first two lines of ``data``, ending lines at LF, CRLF or a lone CR
+    as Python's own tokenizer does when it looks for the coding cookie (``io.BytesIO.readline``
+    knows only LF, so a file with old Mac line endings would be one long first line)."""
+    lines = []
+    position = 0
+    while len(lines) < 2 and position < len(data):
+        match = _LINE_END.search(data, position)
+        end = match.end() if match else len(data)
+        lines.append(data[position:end])
+        position = end
+    return iter(lines).__next__
 
 
 @dataclass
@@ -22,16 +39,25 @@ class SourceText:
     @classmethod
     def from_bytes(cls, data: bytes) -> "SourceText":
         bom = data.startswith(codecs.BOM_UTF8)
-        try:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        except SyntaxError as exc:
-            raise UndecodableSource(str(exc)) from None
         body = data[len(codecs.BOM_UTF8):] if bom else data
+        try:
+            encoding, _ = tokenize.detect_encoding(_first_lines(data))
+        except SyntaxError as exc:
+            if str(exc).startswith("invalid or missing encoding declaration"):
+                # No cookie, and the first two lines are not UTF-8: say where and why.
+                try:
+                    body.decode("utf-8")
+                except UnicodeDecodeError as decode_exc:
+                    raise UndecodableSource(f"utf-8: {decode_exc}") from None
+            if bom and str(exc).startswith("encoding problem"):
+                raise UndecodableSource("the file starts with a UTF-8 byte-order mark, but its coding cookie "
+                                        "declares another encoding") from None
+            raise UndecodableSource(str(exc)) from None
         if encoding == "utf-8-sig":
             encoding = "utf-8"
         try:
             text = body.decode(encoding)
-        except (UnicodeDecodeError, LookupError) as exc:
+        except (UnicodeDecodeError, LookupError) as exc:  # LookupError: not a text encoding, like rot13
             raise UndecodableSource(f"{encoding}: {exc}") from None
         return cls(text=text, encoding=encoding, bom=bom)
 
