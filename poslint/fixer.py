@@ -24,10 +24,6 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence, Set, Tuple
 
-import libcst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
-
 from poslint.diagnostics import Diagnostic, Edit, Fix
 
 MAX_PASSES = 10
@@ -200,6 +196,10 @@ def _overlaps(a: Edit, b: Edit) -> bool:
 
 def add_imports(text: str, imports: Set[str]) -> str:
     """Add each import statement (``"import torch"``, ``"from torch import nn"``) unless present."""
+    import libcst  # imported when first needed: it takes longer to import than a cached run takes
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
     context = CodemodContext()
     for statement in sorted(imports):
         node = ast.parse(statement).body
@@ -219,6 +219,8 @@ def add_imports(text: str, imports: Set[str]) -> str:
 
 def verify(text: str) -> Optional[str]:
     """None if ``text`` parses with ast and round-trips through libcst; otherwise what is wrong."""
+    import libcst
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
