@@ -122,7 +122,7 @@ def main() -> None:
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, metavar="N",
               help="Lint with N processes (default 0: one per CPU core). Small runs stay in one process.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache of results.")
-@click.option("--cache-dir", type=click.Path(file_okay=False), metavar="DIR", envvar="POSLINT_CACHE_DIR",
+@click.option("--cache-dir", type=click.Path(), metavar="DIR", envvar="POSLINT_CACHE_DIR",
               show_envvar=True,
               help="Keep the cache of results in DIR (default: .poslint_cache in the project root, the directory "
                    "of the configuration file, or else the current directory).")

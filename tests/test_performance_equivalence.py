@@ -1,0 +1,107 @@
+"""The speed-ups change no result: the prefilter, the process pool and the cache give exactly what
+checking every file in one process gives, over the fixture tree and a tree of real-world-style
+files (tests/corpus), plus poslint's own sources and tests as code with nothing positional."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import poslint.parallel
+from poslint.checker import check_text
+from poslint.cli import main
+from poslint.rules import all_rules
+from poslint.source import SourceText, UndecodableSource
+
+ROOT = Path(__file__).resolve().parent.parent
+ALL = frozenset(all_rules())
+TREES = ("tests/fixtures", "tests/corpus", "tests/runtime_models", "examples", "poslint", "tests")
+
+
+def _files():
+    seen = set()
+    for tree in TREES:
+        for path in sorted((ROOT / tree).rglob("*.py")):
+            if path not in seen:
+                seen.add(path)
+                yield path
+
+
+def _full(diagnostics):
+    return [(d.line, d.col, d.end_line, d.end_col, d.code, d.message, d.fix) for d in diagnostics]
+
+
+@pytest.mark.parametrize("path", list(_files()), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_prefilter_changes_no_finding(path):
+    try:
+        text = SourceText.from_bytes(path.read_bytes()).text
+    except UndecodableSource:
+        return
+    fast = check_text(text, str(path), ALL)
+    slow = check_text(text, str(path), ALL, prefilter=False)
+    assert _full(fast.diagnostics) == _full(slow.diagnostics)
+    assert fast.internal_errors == slow.internal_errors
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    """A copy of the fixture and corpus trees, linted from its root."""
+    root = tmp_path / "tree"
+    shutil.copytree(ROOT / "tests" / "fixtures", root / "fixtures")
+    shutil.copytree(ROOT / "tests" / "corpus", root / "corpus")
+    shutil.copytree(ROOT / "poslint", root / "poslint_sources", ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("POSLINT_CACHE_DIR", raising=False)
+    # Use the pool even for this small tree.
+    monkeypatch.setattr(poslint.parallel, "MIN_FILES_FOR_POOL", 2)
+    monkeypatch.setattr(poslint.parallel, "MIN_BYTES_FOR_POOL", 0)
+    return root
+
+
+def _run(*args):
+    result = CliRunner().invoke(main, ["check", "--output-format", "json", *args, "."])
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.stdout), result.stderr
+
+
+def test_pool_and_cache_change_no_result(tree):
+    reference = _run("--no-cache", "-j", "1")
+    assert reference[1], "the tree has findings"
+    assert _run("--no-cache", "-j", "2") == reference
+    assert _run("--no-cache", "-j", "3") == reference
+    assert _run("-j", "2") == reference  # cold cache
+    assert (tree / ".poslint_cache" / "CACHEDIR.TAG").exists()
+    assert _run("-j", "2") == reference  # warm
+    assert _run("-j", "1") == reference
+
+
+def test_diff_and_fix_are_the_same_over_the_pool(tree):
+    one = CliRunner().invoke(main, ["check", "--diff", "--unsafe-fixes", "--no-cache", "-j", "1", "."])
+    two = CliRunner().invoke(main, ["check", "--diff", "--unsafe-fixes", "-j", "2", "."])
+    assert one.exit_code == two.exit_code == 1
+    assert one.stdout == two.stdout and one.stdout
+    copy = tree.parent / "copy"
+    shutil.copytree(tree, copy, ignore=shutil.ignore_patterns(".poslint_cache"))
+    fixed_here = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "-j", "2", "."])
+    import os
+
+    os.chdir(copy)
+    fixed_there = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "--no-cache", "-j", "1", "."])
+    assert fixed_here.exit_code == fixed_there.exit_code
+    assert fixed_here.stdout == fixed_there.stdout
+    for path in sorted(tree.rglob("*.py")):
+        assert path.read_bytes() == (copy / path.relative_to(tree)).read_bytes(), path
+    os.chdir(tree)
+    assert _run("-j", "2") == _run("--no-cache", "-j", "1")  # after fixing, the cache is right too
+
+
+def test_chunks_cover_every_file_once():
+    sizes = {i: (i * 7919) % 5000 + 1 for i in range(200)}
+    order = sorted(sizes, key=lambda i: -sizes[i])
+    chunks = poslint.parallel._chunks(order, sizes, 4)
+    assert sorted(i for chunk in chunks for i in chunk) == list(range(200))
+    assert len(chunks) >= 8
