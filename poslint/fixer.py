@@ -232,6 +232,8 @@ def verify(text: str) -> Optional[str]:
             if re.search(r"\r(?!\n)", text):
                 return "does not round-trip through libcst, which does not support lines that end in a lone CR"
             return "does not round-trip through libcst"
+    except RecursionError:
+        return "nests too deeply for libcst to check it"
     except Exception as exc:  # noqa: BLE001 - libcst raises its own ParserSyntaxError and others
         return f"does not parse with libcst: {_reason(exc)}"
     return None

@@ -134,7 +134,7 @@ def test_lint_and_fix_never_run_the_code_they_read(tmp_path):
     assert "dtype=torch.float32" in (tree / "model.py").read_text()  # --fix did run
     # and the trap is armed: running the file does create the sentinel
     subprocess.run([sys.executable, str(tree / "setup.py")], cwd=tmp_path, capture_output=True, timeout=120)
-    assert sentinel.read_text() == "setup.py"
+    assert sentinel.exists()
 
 
 def test_lint_mode_compiles_nothing_for_execution_and_imports_neither_torch_nor_the_linted_code(tmp_path):

@@ -1,0 +1,105 @@
+"""Reproducers of problems in the analysis and the rules' fixes found by the robustness work
+(issue 9), for their owner. Each is ``xfail(strict=True)``: when the problem is fixed the test
+passes, strict xfail turns that into a failure, and the marker should be removed.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import time
+
+import pytest
+
+from poslint.analysis import analyze
+from poslint.linter import LintOptions, lint_bytes
+from poslint.rules import all_rules
+from poslint.source import LineIndex
+
+ROTARY = '''class Rotary{n}(nn.Module):
+    def __init__(self, dim, base=10000):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, x, seq_len):
+        t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+        freqs = torch.outer(t, self.inv_freq)
+        return freqs.cos().to(x.dtype), freqs.sin().to(x.dtype)
+'''
+HEADER = "import torch\nfrom torch import nn\n\n\n"
+
+
+def lint(text: str, fix: bool = False):
+    options = LintOptions(codes=frozenset(all_rules()), fix=fix, unsafe_fixes=True)
+    result, _, fixed = lint_bytes(text.encode(), "m.py", options)
+    return result, fixed
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "analysis: RecursionError on an expression nested 1,000 deep at Python's default recursion limit "
+    "(ast.parse accepts ~3,000 levels). poslint.checker works around it by analysing such files again "
+    "on a deep stack (tests/test_robustness.py::test_an_expression_nested_1000_deep_is_analysed), so "
+    "this is not user-visible; an iterative or depth-bounded walk would make the workaround unnecessary."))
+def test_analysis_of_an_expression_nested_1000_deep_at_the_default_recursion_limit():
+    text = HEADER + "x = " + " + ".join(["a"] * 1000) + "\n"
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        analyze(ast.parse(text), text, LineIndex(text))
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "fixes.py (POS102's buffer fix): the fix for one class rewrites every class that has a buffer or "
+    "attribute of the same name, here a class with no finding whose `x * self.inv_freq` becomes "
+    "`x * self._inv_freq_bits.view(torch.float32)`, changing its output dtype"))
+def test_a_fix_for_one_class_leaves_other_classes_alone():
+    unrelated = '''
+
+class Unrelated(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("inv_freq", torch.ones(dim), persistent=False)
+
+    def forward(self, x):
+        return x * self.inv_freq
+'''
+    text = HEADER + ROTARY.format(n="") + unrelated
+    result, fixed = lint(text)
+    assert [d.line for d in result.diagnostics] == [13]  # only the rotary class has a finding
+    _, fixed = lint(text, fix=True)
+    assert fixed is not None
+    assert fixed.split("class Unrelated")[1] == text.split("class Unrelated")[1]
+
+
+def _seconds(n: int) -> float:
+    text = HEADER + "\n\n".join(ROTARY.format(n=i) for i in range(n))
+    start = time.perf_counter()
+    result, _ = lint(text)
+    assert len(result.diagnostics) == n
+    return time.perf_counter() - start
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "quadratic time in the number of classes that share an attribute name: each POS102 finding's fix "
+    "(fixes.keep_float32_copy) walks every store and read of `inv_freq` in the file, and "
+    "facts.value_reads is linear per call; 400 rotary classes (200 KB) take ~4 s, 1,000 take ~40 s, "
+    "so a 20 MB file of such code would take hours. Linear time would make 4x the classes cost ~4x."))
+def test_many_rotary_classes_take_linear_time():
+    _seconds(20)  # warm up imports and caches
+    small, large = min(_seconds(60) for _ in range(3)), _seconds(240)
+    assert large / small < 6, f"60 classes {small:.2f}s, 240 classes {large:.2f}s"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "analysis coverage (not a crash): a class defined inside another class's body is never analysed, "
+    "so its bugs go unreported; the same class at module level has findings"))
+def test_a_class_nested_in_a_class_body_is_analysed():
+    nested = HEADER + "class Outer:\n" + "".join(
+        ("    " + line if line else "") + "\n" for line in ROTARY.format(n="").replace(
+            "dtype=torch.float32", "dtype=torch.bfloat16").splitlines())
+    flat = HEADER + ROTARY.format(n="").replace("dtype=torch.float32", "dtype=torch.bfloat16")
+    assert len(lint(flat)[0].diagnostics) >= 2
+    assert len(lint(nested)[0].diagnostics) == len(lint(flat)[0].diagnostics)
