@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import errno
 import os
 import re
 import stat
@@ -263,10 +264,14 @@ def write_atomic(path: str, data: bytes) -> None:
     allowed); a symlink's target is written.
 
     The data goes to a temporary file in the same directory, which then replaces the file with
-    one ``os.replace``: a reader sees the old or the new contents, never a mix.
+    one ``os.replace``: a reader sees the old or the new contents, never a mix. A file that the
+    user may not write (a read-only file, for anyone but root) is not replaced either.
     """
     target = os.path.realpath(path)
     info = os.stat(target)
+    if not os.access(target, os.W_OK):
+        # Replacing the file needs only a writable directory; a read-only file still says no.
+        raise PermissionError(errno.EACCES, "Permission denied (the file is read-only)", path)
     mode = stat.S_IMODE(info.st_mode)
     directory, name = os.path.split(target)
     fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".poslint-tmp")

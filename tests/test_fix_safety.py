@@ -70,7 +70,7 @@ def leftovers(directory: Path):
 
 # --- atomic writes ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("mode", [0o644, 0o600, 0o751, 0o444, 0o2775])
+@pytest.mark.parametrize("mode", [0o644, 0o600, 0o751, 0o755, 0o2775])
 def test_fix_keeps_the_mode_bits(mode):
     path = Path("model.py")
     path.write_text(MODEL)
@@ -78,6 +78,24 @@ def test_fix_keeps_the_mode_bits(mode):
     result = run("--fix", "model.py")
     assert path.read_text() == MODEL_SAFE_FIXED, result.stderr
     assert stat.S_IMODE(path.stat().st_mode) == mode
+    assert not leftovers(Path("."))
+
+
+def test_a_read_only_file_is_not_replaced(monkeypatch):
+    """Replacing a file needs only a writable directory, so the fixer checks the file's own
+    permission: a read-only file is refused (root may write anything, as with any editor)."""
+    path = Path("model.py")
+    path.write_text(MODEL)
+    os.chmod(path, 0o444)
+    if os.geteuid() == 0:  # simulate a normal user's answer
+        real_access = os.access
+        monkeypatch.setattr(poslint.fixer.os, "access",
+                            lambda p, mode, **kw: False if str(p).endswith("model.py") and mode & os.W_OK
+                            else real_access(p, mode, **kw))
+    result = run("--fix", "model.py")
+    assert result.exit_code == 2
+    assert "poslint: error: model.py: not fixed: cannot write: Permission denied (the file is read-only)" in result.stderr
+    assert path.read_text() == MODEL
     assert not leftovers(Path("."))
 
 
