@@ -23,7 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
-from poslint.files import glob_matches
+from poslint.files import check_regular, glob_matches, open_nonblocking
 from poslint.rules import all_rules
 
 KNOWN_KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude",
@@ -173,10 +173,15 @@ def per_file_ignored(config: Config, relpath: str) -> FrozenSet[str]:
 
 def _read_toml(path: Path) -> dict:
     try:
-        with open(path, "rb") as handle:
+        with open(path, "rb", opener=open_nonblocking) as handle:
+            check_regular(handle.fileno(), str(path))  # a named pipe would block the run
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: it nests too deeply") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
 

@@ -597,6 +597,36 @@ def test_names_the_output_encoding_cannot_show_do_not_fail_the_run():
         assert proc.stdout.count(b"POS101") == 2 and b"internal error" not in proc.stderr
 
 
+# --- bad configuration -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("data, message", [
+    (b"\xff\xfe[tool.poslint]\n", "pyproject.toml: invalid TOML: not UTF-8"),
+    (b"[tool.poslint]\nselect = " + b"[" * 5000 + b"]" * 5000 + b"\n", "pyproject.toml: invalid TOML: it nests too deeply"),
+    (b"[tool.poslint\n", "pyproject.toml: invalid TOML: "),
+    (b"[tool.poslint]\nselect = [\"POS1\"]\x00\n", "pyproject.toml: invalid TOML: "),
+])
+def test_a_configuration_poslint_cannot_read_is_an_error_not_a_crash(data, message):
+    write("model.py", MODEL)
+    write("pyproject.toml", data)
+    result = run("model.py")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("poslint: error: ") and message in result.stderr, result.stderr
+    assert "internal error" not in result.stderr
+
+
+def test_a_named_pipe_as_configuration_does_not_block():
+    write("model.py", MODEL)
+    os.mkfifo("fifo.toml")
+    os.mkfifo("pyproject.toml")  # found by the upward search: passed over, it is not a file
+    code = "import sys; from poslint.cli import main; sys.argv = ['poslint'] + sys.argv[1:]; main()"
+    found = subprocess.run([sys.executable, "-c", code, "model.py"], capture_output=True, text=True, timeout=60)
+    assert found.returncode == 1, found.stderr
+    named = subprocess.run([sys.executable, "-c", code, "--config", "fifo.toml", "model.py"],
+                           capture_output=True, text=True, timeout=60)
+    assert named.returncode == 2
+    assert "poslint: error: fifo.toml: cannot read: not a regular file: a named pipe" in named.stderr
+
+
 # --- every bad input at once, in a real process ----------------------------------------------
 
 def test_every_bad_input_at_once_in_a_subprocess(tmp_path):
