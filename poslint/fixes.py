@@ -192,9 +192,11 @@ def wrap_in_block(facts: ModuleFacts, stmt: ast.stmt, header: str, inner_edits: 
     return Edit(start, end, text)
 
 
-def float32_copy_fix(facts: ModuleFacts, attr: Optional[str], is_complex: bool = False) -> Optional[Fix]:
-    """The fix for a module tensor that ``module.to()`` rounds (POS102, POS104, POS106, POS201)."""
-    edits = keep_float32_copy(facts, attr, is_complex) if attr else None
+def float32_copy_fix(facts: ModuleFacts, attr: Optional[str], cls: Optional[str],
+                     is_complex: bool = False) -> Optional[Fix]:
+    """The fix for a module tensor that ``module.to()`` rounds (POS102, POS104, POS106, POS201),
+    in class ``cls`` and the classes related to it."""
+    edits = keep_float32_copy(facts, attr, cls, is_complex) if attr and cls else None
     if not edits:
         return None
     imports = tuple(dict.fromkeys(
@@ -203,7 +205,7 @@ def float32_copy_fix(facts: ModuleFacts, attr: Optional[str], is_complex: bool =
     return Fix(tuple(edits), "unsafe", f"read '{attr}' from float32 bits that module.to() does not convert", imports)
 
 
-def keep_float32_copy(facts: ModuleFacts, attr: str, is_complex: bool = False) -> Optional[List[Edit]]:
+def keep_float32_copy(facts: ModuleFacts, attr: str, cls: str, is_complex: bool = False) -> Optional[List[Edit]]:
     """Keep the float32 values of buffer (or frozen parameter) ``attr`` where ``module.to(dtype)``
     cannot reach them: next to every ``register_buffer``/``nn.Parameter`` of it, register a
     non-persistent *integer* buffer that views the same float32 bits (module conversions skip
@@ -214,9 +216,10 @@ def keep_float32_copy(facts: ModuleFacts, attr: str, is_complex: bool = False) -
     float_dtype, _ = torch_attr(facts, "complex64" if is_complex else "float32")
     upcast = "" if is_complex else ".float()"
     newline = newline_of(facts)
+    related = facts.related_classes(cls)
     edits: List[Edit] = []
-    for store in facts.stores:
-        if store.attr != attr or store.storage == "plain":
+    for store in facts.stores_of(attr, related):
+        if store.storage == "plain":
             continue
         statement = enclosing_statement(facts, store.node)
         frozen = store.storage == "buffer" or _frozen_parameter(facts, store.value_node)
@@ -228,7 +231,7 @@ def keep_float32_copy(facts: ModuleFacts, attr: str, is_complex: bool = False) -
         edits.append(insert_after(facts, statement, f"{newline}{indent}{comment}{newline}{indent}{register}"))
     if not edits:
         return None
-    reads = {id(read.node): read.node for read in facts.value_reads(attr)}
+    reads = {id(read.node): read.node for read in facts.value_reads(attr, related)}
     edits += [replace(facts, node, f"self.{bits}.view({float_dtype})") for node in reads.values()]
     return edits
 

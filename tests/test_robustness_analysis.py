@@ -1,6 +1,6 @@
 """Reproducers of problems in the analysis and the rules' fixes found by the robustness work
-(issue 9), for their owner. Each is ``xfail(strict=True)``: when the problem is fixed the test
-passes, strict xfail turns that into a failure, and the marker should be removed.
+(issue 9), for their owner. An open one is ``xfail(strict=True)``: when the problem is fixed the
+test passes, strict xfail turns that into a failure, and the marker should be removed.
 """
 
 from __future__ import annotations
@@ -51,10 +51,6 @@ def test_analysis_of_an_expression_nested_1000_deep_at_the_default_recursion_lim
         sys.setrecursionlimit(limit)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "fixes.py (POS102's buffer fix): the fix for one class rewrites every class that has a buffer or "
-    "attribute of the same name, here a class with no finding whose `x * self.inv_freq` becomes "
-    "`x * self._inv_freq_bits.view(torch.float32)`, changing its output dtype"))
 def test_a_fix_for_one_class_leaves_other_classes_alone():
     unrelated = '''
 
@@ -82,20 +78,12 @@ def _seconds(n: int) -> float:
     return time.perf_counter() - start
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "quadratic time in the number of classes that share an attribute name: each POS102 finding's fix "
-    "(fixes.keep_float32_copy) walks every store and read of `inv_freq` in the file, and "
-    "facts.value_reads is linear per call; 400 rotary classes (200 KB) take ~4 s, 1,000 take ~40 s, "
-    "so a 20 MB file of such code would take hours. Linear time would make 4x the classes cost ~4x."))
 def test_many_rotary_classes_take_linear_time():
     _seconds(20)  # warm up imports and caches
     small, large = min(_seconds(60) for _ in range(3)), _seconds(240)
     assert large / small < 6, f"60 classes {small:.2f}s, 240 classes {large:.2f}s"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "analysis coverage (not a crash): a class defined inside another class's body is never analysed, "
-    "so its bugs go unreported; the same class at module level has findings"))
 def test_a_class_nested_in_a_class_body_is_analysed():
     nested = HEADER + "class Outer:\n" + "".join(
         ("    " + line if line else "") + "\n" for line in ROTARY.format(n="").replace(

@@ -128,9 +128,13 @@ class ModuleFacts:
     # Product sites whose result escapes as a float tensor: returned, stored, passed to a call
     # or added to something (a comparison result is a boolean mask, not a bias).
     escaped: Set[NodeKey] = field(default_factory=set)
-    # Buffers and parameters per class: attr -> storage.
-    module_tensors: Dict[str, Dict[str, str]] = field(default_factory=dict)
+    # Each class of this file and its bases (in this file), nearest first.
+    class_mro: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     _parents: Optional[Dict[int, ast.AST]] = field(default=None, repr=False)
+    _reads: Optional[Dict[Tuple[str, str], List[AttrRead]]] = field(default=None, repr=False)
+    _stores: Optional[Dict[Tuple[str, str], List[Store]]] = field(default=None, repr=False)
+    _read_class: Optional[Dict[int, str]] = field(default=None, repr=False)
+    _related: Optional[Dict[str, Set[str]]] = field(default=None, repr=False)
 
     def rope_products(self) -> Iterable[Product]:
         """Angle products: frequencies times recognised positions, or times anything when the
@@ -146,15 +150,39 @@ class ModuleFacts:
             if product.kind == "alibi" and product.positions.has(Role.POSITIONS):
                 yield product
 
-    def value_reads(self, attr: str) -> List[AttrRead]:
-        """Run-time reads of buffer/parameter ``attr`` that use its values, not only its
-        ``.dtype``/``.device``/``.shape``."""
-        out = []
-        for read in self.attr_reads:
-            parent = self.parent_of(read.node)
-            if read.attr == attr and not (isinstance(parent, ast.Attribute) and parent.attr in METADATA):
-                out.append(read)
-        return out
+    def value_reads(self, attr: str, classes: Iterable[str]) -> List[AttrRead]:
+        """Run-time reads of buffer/parameter ``attr``, in methods of ``classes``, that use its
+        values, not only its ``.dtype``/``.device``/``.shape``."""
+        if self._reads is None:
+            self._reads = {}
+            for read in self.attr_reads:
+                parent = self.parent_of(read.node)
+                if not (isinstance(parent, ast.Attribute) and parent.attr in METADATA):
+                    self._reads.setdefault((read.cls, read.attr), []).append(read)
+        return [read for cls in classes for read in self._reads.get((cls, attr), [])]
+
+    def stores_of(self, attr: str, classes: Iterable[str]) -> List[Store]:
+        """Where methods of ``classes`` keep a tensor in ``self.<attr>``."""
+        if self._stores is None:
+            self._stores = {}
+            for store in self.stores:
+                self._stores.setdefault((store.cls, store.attr), []).append(store)
+        return [store for cls in classes for store in self._stores.get((cls, attr), [])]
+
+    def reading_class(self, node: ast.AST) -> Optional[str]:
+        """The class whose method read a buffer/parameter at ``node``."""
+        if self._read_class is None:
+            self._read_class = {id(read.node): read.cls for read in self.attr_reads}
+        return self._read_class.get(id(node))
+
+    def related_classes(self, cls: str) -> Set[str]:
+        """``cls``, its bases and its subclasses in this file: the classes that share its attributes."""
+        if self._related is None:
+            self._related = {}
+            for name, mro in self.class_mro.items():
+                for base in mro:
+                    self._related.setdefault(base, set()).add(name)
+        return self._related.get(cls, {cls}) | set(self.class_mro.get(cls, (cls,)))
 
     def cos_sin_cast_after(self, product: Product) -> bool:
         """Whether cos/sin computed from this product are cast to an explicit dtype afterwards,

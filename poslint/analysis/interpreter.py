@@ -237,13 +237,13 @@ class Interpreter:
             for fn in self._all_functions():
                 if id(fn) not in self.analyzed:
                     self.call(fn, [], {}, None, None, standalone=True)
-        for cls_name, attrs in self._final_attrs().items():
-            self.facts.module_tensors[cls_name] = {a: s for a, (s, _) in attrs.items() if s != "plain"}
+        self.facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
 
     def _final_attrs(self):
         return {name: cls.attrs for name, cls in self.classes.items()}
 
     def _collect(self, tree: ast.Module) -> None:
+        self.class_names = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
         for stmt in tree.body:
             self._collect_stmt(stmt)
         for cls in self.classes.values():
@@ -270,17 +270,22 @@ class Interpreter:
         elif isinstance(stmt, ast.ClassDef):
             bases = [b.id if isinstance(b, ast.Name) else _tail_name(b) for b in stmt.bases]
             cls = ClassInfo(stmt, stmt.name, bases)
+            nested = []
             for item in stmt.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     fn = FunctionInfo(item, f"{stmt.name}.{item.name}", cls)
                     fn.autocast_off = any(_is_autocast_off_call(d, self.names) for d in item.decorator_list)
                     cls.methods[item.name] = fn
-            self.classes[stmt.name] = cls
+                elif isinstance(item, ast.ClassDef):
+                    nested.append(item)
+            self.classes.setdefault(stmt.name, cls)
+            for item in nested:  # a class in a class body is analysed like one at module level
+                self._collect_stmt(item)
             for name in CONVERSION_HOOKS & set(cls.methods):
                 cls.restored_attrs |= _attrs_written(cls.methods[name].node)
             for item in ast.walk(stmt):
                 if (isinstance(item, ast.Assign) and isinstance(item.value, ast.Call)
-                        and isinstance(item.value.func, ast.Name) and item.value.func.id in _class_names(stmt, self)):
+                        and isinstance(item.value.func, ast.Name) and item.value.func.id in self.class_names):
                     for target in item.targets:
                         if _is_self_attr(target):
                             cls.instance_attrs[target.attr] = item.value.func.id
@@ -1559,10 +1564,6 @@ def _is_static(node: ast.AST) -> bool:
         if _tail_name(d) == "staticmethod":
             return True
     return False
-
-
-def _class_names(_stmt, interp) -> Set[str]:
-    return {s.name for s in interp.facts.tree.body if isinstance(s, ast.ClassDef)}
 
 
 def _lookup_instance(cls: ClassInfo, attr: str, classes: Dict[str, ClassInfo]) -> Optional[ClassInfo]:

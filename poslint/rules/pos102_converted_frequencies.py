@@ -86,7 +86,8 @@ class Rotary(torch.nn.Module):
             if factor.prec is Prec.CONVERTED:
                 message = (f"frequencies from {factor.origin.reason} enter the angle product unconverted; "
                            "model.to(torch.bfloat16) rounds them, and the angle error reaches pi by position 8191")
-                yield Finding(product.factor_node, message, float32_copy_fix(facts, module_tensor_name(factor.origin.reason)))
+                yield Finding(product.factor_node, message, float32_copy_fix(facts, module_tensor_name(factor.origin.reason),
+                                                                       facts.reading_class(factor.origin.node)))
             else:
                 message = (f"frequencies are cast to {factor.origin.reason} before the angle product; "
                            f"{when(factor.prec)}the angle error reaches pi by position 8191")

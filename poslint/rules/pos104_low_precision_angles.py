@@ -74,17 +74,17 @@ def rope(x, positions, inv_freq):
                 yield Finding(cast.node, f"complex rotation is cast to the real dtype {after.origin.reason}, "
                                          "which drops the imaginary part (sin)")
         for store in facts.stores:
-            if store.storage == "plain" or not facts.value_reads(store.attr):
+            if store.storage == "plain" or not facts.value_reads(store.attr, facts.related_classes(store.cls)):
                 continue  # a tensor the forward path never reads cannot hurt
             value = store.value
             if value.has(Role.ROTARY_COMPLEX) and value.is_complex:
                 yield Finding(store.node, f"complex rotation kept in {store.storage} '{store.attr}'; "
                                           "model.to(torch.bfloat16) makes it real, dropping sin",
-                              float32_copy_fix(facts, store.attr, value.is_complex))
+                              float32_copy_fix(facts, store.attr, store.cls, value.is_complex))
             elif value.has(Role.ANGLES) and value.products & rotary:
                 yield Finding(store.node, f"angles kept in {store.storage} '{store.attr}'; model.to(torch.bfloat16) "
                                           "rounds them, and angles near 8192 rad are 64 apart in bfloat16",
-                              float32_copy_fix(facts, store.attr, value.is_complex))
+                              float32_copy_fix(facts, store.attr, store.cls, value.is_complex))
 
 
 def move_cast_to_cos_sin(facts, cast):

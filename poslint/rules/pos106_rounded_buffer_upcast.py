@@ -76,4 +76,5 @@ class Rotary(torch.nn.Module):
                 yield Finding(rounded.node,
                               f"frequencies from {rounded.reason} are upcast at use, but model.to(torch.bfloat16) "
                               "has already rounded them for good; the angle error passes 1 rad by position 818",
-                              float32_copy_fix(facts, module_tensor_name(rounded.reason)))
+                              float32_copy_fix(facts, module_tensor_name(rounded.reason),
+                                               facts.reading_class(rounded.node)))

@@ -93,10 +93,10 @@ def forward(x):
         for store in facts.stores:
             value = store.value
             if store.storage != "plain" and value.has(Role.BIAS) and value.relative is False \
-                    and facts.value_reads(store.attr):
+                    and facts.value_reads(store.attr, facts.related_classes(store.cls)):
                 yield Finding(store.node, f"ALiBi bias from absolute positions kept in {store.storage} "
                                           f"'{store.attr}'; after model.to(torch.bfloat16) {_COLLAPSE}",
-                              float32_copy_fix(facts, store.attr))
+                              float32_copy_fix(facts, store.attr, store.cls))
         cast_later = {key for cast in facts.casts if cast.after.prec.may_be_16bit for key in cast.before.products}
         for product in facts.alibi_products():
             if product.positions.relative is not False:
