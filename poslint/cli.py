@@ -219,15 +219,15 @@ def _lint_all(files: Sequence[str], options: LintOptions, jobs: int, cache_dir: 
               quiet: bool) -> List[FileResult]:
     """Lint ``files`` with the cache in ``cache_dir`` (None: no cache) over ``jobs`` processes."""
     from poslint.cache import Cache
-    from poslint.parallel import lint_files, tune_gc
+    from poslint.parallel import lint_files, tuned_gc
 
     def warn(message: str) -> None:
         if not quiet:
             _echo(f"poslint: warning: {message}", err=True)
 
-    tune_gc()
-    cache = Cache(cache_dir, warn) if cache_dir is not None and files else None
-    return lint_files(files, options, jobs, cache, warn)
+    with tuned_gc():
+        cache = Cache(cache_dir, warn) if cache_dir is not None and files else None
+        return lint_files(files, options, jobs, cache, warn)
 
 
 def _found_config(paths: Sequence[str]) -> Config:

@@ -13,6 +13,7 @@ import gc
 import multiprocessing
 import os
 import sys
+from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, List, Optional, Sequence, Tuple
@@ -44,6 +45,19 @@ def tune_gc() -> None:
     what was imported out of its way."""
     gc.freeze()
     gc.set_threshold(20000, 50, 100)
+
+
+@contextmanager
+def tuned_gc():
+    """:func:`tune_gc` for the duration of a run, then the collector as it was (poslint may be
+    called in-process, as in tests)."""
+    threshold = gc.get_threshold()
+    tune_gc()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
 
 
 # --- one file ---------------------------------------------------------------------------------
