@@ -191,16 +191,41 @@ def _run(paths: Sequence[str], todo: List[int], sizes, options: LintOptions, job
         for i in todo:
             yield i, _lint_one(paths[i], options, want_digest)
         return
+    retry: List[int] = []
     with executor:
         futures = {executor.submit(_lint_chunk, [(i, paths[i]) for i in chunk]): chunk for chunk in chunks}
         for future in as_completed(futures):
             try:
                 done = future.result()
             except BrokenProcessPool:
-                done = [(i, (FileResult(paths[i], internal_errors=[f"{paths[i]}: a worker process died"]),
-                             None, None)) for i in futures[future]]
+                retry.extend(futures[future])  # a worker died: every unfinished chunk fails
+                continue
             for item in done:
                 yield item
+    if retry:
+        yield from _recover(paths, sorted(retry, key=lambda i: -sizes[i]), options, want_digest, jobs, context)
+
+
+def _recover(paths: Sequence[str], todo: List[int], options: LintOptions, want_digest: bool, jobs: int, context):
+    """Lint again the files of a pool that broke because a worker died (killed for memory, a crash
+    in native code): one file per task in a new pool, then, for what that pool did not finish,
+    each file alone in its own process, so that only the file that kills its worker is lost."""
+    alone: List[int] = []
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
+                             initargs=(options, want_digest)) as executor:
+        futures = {executor.submit(_lint_chunk, [(i, paths[i])]): i for i in todo}
+        for future in as_completed(futures):
+            try:
+                yield from future.result()
+            except BrokenProcessPool:
+                alone.append(futures[future])
+    for i in sorted(alone):
+        with ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_init_worker,
+                                 initargs=(options, want_digest)) as executor:
+            try:
+                yield from executor.submit(_lint_chunk, [(i, paths[i])]).result()
+            except BrokenProcessPool:
+                yield i, (FileResult(paths[i], internal_errors=[f"{paths[i]}: a worker process died"]), None, None)
 
 
 def _chunks(order: List[int], sizes, jobs: int) -> List[List[int]]:

@@ -77,11 +77,6 @@ def test_an_exception_in_a_worker_is_that_files_internal_error(tmp_path):
     assert proc.stderr.count("internal error") == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "poslint/parallel.py: when one worker dies (SIGKILL from the out-of-memory killer, a crash in a "
-    "native extension), BrokenProcessPool fails every pending chunk, and every file of the run is "
-    "reported as 'a worker process died' with no findings; only the file that killed the worker should "
-    "be, and the others should be linted again (say, one file per task in a new pool)"))
 def test_a_worker_that_dies_on_one_file_loses_only_that_file(tmp_path):
     _tree(tmp_path, "FAIL")
     proc = _run(tmp_path, "kill", "--no-cache")
