@@ -298,6 +298,10 @@ class Interpreter:
         """A function is construction-only when it is a construction root, or every caller
         in this module is construction-only. Everything else may run in the forward path."""
         all_fns = self._all_functions()
+        self.subclasses: Dict[str, List[ClassInfo]] = {}
+        for cls in self.classes.values():
+            for base in cls.mro()[1:]:
+                self.subclasses.setdefault(base.name, []).append(cls)
         for fn in all_fns:
             for callee in self._syntactic_callees(fn):
                 callee.callers.add(fn.qual)
@@ -356,8 +360,8 @@ class Interpreter:
                     if m:
                         yield m
                     # ``self.m()`` in a base class also calls the overrides of its subclasses.
-                    for sub in self.classes.values():
-                        if sub is not fn.cls and fn.cls in sub.mro() and func.attr in sub.methods:
+                    for sub in self.subclasses.get(fn.cls.name, ()):
+                        if func.attr in sub.methods:
                             yield sub.methods[func.attr]
                     inst = _lookup_instance(fn.cls, func.attr, self.classes)
                     if inst and inst.lookup_method("forward"):
