@@ -67,7 +67,7 @@ def check_text(text: str, path: str, codes: Collection[str], *, prefilter: bool 
         return result
     checked = _analyse(tree, text, index, active, path, deep=False)
     if checked is None:  # too deep for the default recursion limit: once more, on a deeper stack
-        checked = _on_a_deep_stack(lambda: _analyse(tree, text, index, active, path, deep=True))
+        checked = on_a_deep_stack(lambda: _analyse(tree, text, index, active, path, deep=True))
     if checked is None:
         result.internal_errors.append(f"{path}: analysis: source nests too deeply to analyse")
         return result
@@ -112,13 +112,14 @@ def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, d
 # Python's default recursion limit (1000) is too low for an expression nested 1,000 deep, while
 # ``ast.parse`` accepts about 3,000 levels. Such a file is analysed again in a thread of its
 # own with a larger stack and a higher limit: about 8,000 frames for the deepest tree that
-# ``ast.parse`` builds. Only the analysis runs there: ``ast.parse`` and libcst keep the default
-# limit, which is what keeps libcst's native parser from overflowing the C stack.
+# ``ast.parse`` builds. ``ast.parse`` itself always runs at the default limit (its own depth
+# limit grows with the recursion limit), so that everything poslint goes on to handle, libcst
+# included (see poslint.fixer), is at most that deep.
 DEEP_RECURSION_LIMIT = 20_000
 DEEP_STACK_BYTES = 256 * 1024 * 1024
 
 
-def _on_a_deep_stack(function: Callable[[], T]) -> Optional[T]:
+def on_a_deep_stack(function: Callable[[], T]) -> Optional[T]:
     """``function()`` in a thread with a deep stack and recursion limit; None if it fails to
     start or still recurses too deeply. Other exceptions are raised here."""
     outcome: dict = {}

@@ -23,11 +23,12 @@ import stat
 import tempfile
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from poslint.diagnostics import Diagnostic, Edit, Fix
 
 MAX_PASSES = 10
+T = TypeVar("T")
 
 # Given a text, return the findings that are reported for it (noqa already applied) and the
 # internal errors met while checking it.
@@ -214,8 +215,23 @@ def add_imports(text: str, imports: Set[str]) -> str:
             module = imp.module or ""
             for alias in imp.names:
                 AddImportsVisitor.add_needed_import(context, module, alias.name, alias.asname, imp.level)
-    module = libcst.parse_module(text)
-    return AddImportsVisitor(context).transform_module(module).code
+    return _deep_enough(lambda: AddImportsVisitor(context).transform_module(libcst.parse_module(text)).code)
+
+
+def _deep_enough(function: Callable[[], T]) -> T:
+    """``function()`` (a libcst call); if it recursed too deeply, again on a deep stack, as the
+    analysis does (:func:`poslint.checker.on_a_deep_stack`). The text was parsed by ``ast`` at
+    the default recursion limit, so it nests at most ~3,000 levels, which libcst handles there.
+    ``RecursionError`` if even that is not enough."""
+    try:
+        return function()
+    except RecursionError:
+        from poslint.checker import on_a_deep_stack
+
+        result = on_a_deep_stack(function)
+        if result is None:
+            raise
+        return result
 
 
 def verify(text: str) -> Optional[str]:
@@ -229,7 +245,7 @@ def verify(text: str) -> Optional[str]:
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return f"does not parse: {_reason(exc)}"
     try:
-        if libcst.parse_module(text).code != text:
+        if _deep_enough(lambda: libcst.parse_module(text).code) != text:
             if re.search(r"\r(?!\n)", text):
                 return "does not round-trip through libcst, which does not support lines that end in a lone CR"
             return "does not round-trip through libcst"

@@ -320,7 +320,7 @@ DEEP = 1000
     " and ".join(["a"] * DEEP),                # a flat boolean operation
     " < ".join(["a"] * DEEP),                  # a flat comparison
 ])
-def test_an_expression_nested_1000_deep_is_analysed(expression):
+def test_an_expression_nested_1000_deep_is_analysed_and_fixed(expression):
     write("model.py", MODEL)
     write("deep.py", MODEL + "\n\nDEEP = " + expression + "\n")
     result = run(".")
@@ -328,6 +328,22 @@ def test_an_expression_nested_1000_deep_is_analysed(expression):
     assert "internal error" not in result.stderr
     assert_model_reported(result)
     assert_model_reported(result, "deep.py")
+    result = run("--fix", "deep.py")
+    assert "error" not in result.stderr, result.stderr
+    assert Path("deep.py").read_text() == MODEL_SAFE_FIXED + "\n\nDEEP = " + expression + "\n"
+
+
+def test_the_deepest_expression_python_parses_is_analysed_and_fixed():
+    # ast.parse stops near 3,000 levels at the default recursion limit, less the frames already
+    # on the stack (pytest's, here)
+    depth = 2500
+    expression = " + ".join(["a"] * depth)
+    write("deep.py", MODEL + "\n\nDEEP = " + expression + "\n")
+    result = run("--fix", "deep.py")
+    assert result.exit_code == 1 and "error" not in result.stderr, result.stderr
+    assert "Fixed 1 problem." in result.stderr and " POS001 " not in result.stdout, result.output
+    assert Path("deep.py").read_text() == MODEL_SAFE_FIXED + "\n\nDEEP = " + expression + "\n"
+    assert sys.getrecursionlimit() < 5000  # the deep stack's limit did not leak
 
 
 @pytest.mark.parametrize("expression", ["(" * DEEP + "1" + ")" * DEEP, "[" * DEEP + "]" * DEEP,
