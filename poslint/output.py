@@ -13,6 +13,7 @@ and their rows and columns count within that cell.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -225,10 +226,11 @@ def pylint(report: Report) -> str:
 
 
 def _uri(path: str) -> str:
+    """A URI for ``path``, percent-encoding its file-system bytes, so that a name that is not
+    valid UTF-8 (kept by Python as surrogate escapes) still gets one."""
     p = Path(path)
-    if p.is_absolute():
-        return p.as_uri()
-    return quote(p.as_posix(), safe="/")
+    encoded = quote(os.fsencode(p.as_posix()), safe="/")
+    return "file://" + encoded if p.is_absolute() else encoded
 
 
 def _first_paragraph(doc: str, heading: str) -> Optional[str]:
