@@ -591,10 +591,7 @@ def test_a_file_name_that_is_not_utf8_is_linted_and_printed():
 
 @pytest.mark.skipif(sys.platform == "darwin", reason="macOS file systems refuse names that are not UTF-8")
 @pytest.mark.parametrize("output_format", [
-    "concise", "json", "github", "full", "pylint",
-    pytest.param("sarif", marks=pytest.mark.xfail(strict=True, reason=(
-        "poslint/output.py (sarif) encodes the file name strictly as UTF-8 for its URI: UnicodeEncodeError, "
-        "an internal error that loses the whole report; for the owner of output.py"))),
+    "concise", "json", "github", "full", "pylint", "sarif",
 ])
 def test_a_file_name_that_is_not_utf8_in_every_output_format(output_format):
     write(os.fsdecode(b"caf\xe9.py"), MODEL)
