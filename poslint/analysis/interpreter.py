@@ -508,20 +508,10 @@ class Interpreter:
             element = Value(sort=Sort.PYINT, roles=frozenset({Role.FREQ_INDEX})) \
                 if iterated.payload_key == "range" else _element_of(iterated)
             self.assign(stmt.target, element, frame, stmt.iter)
-            frame.loop_depth += 1
-            try:
-                self._branches(frame, [stmt.body, []])
-            finally:
-                frame.loop_depth -= 1
-            self._branches(frame, [stmt.orelse, []])
+            self._loop(frame, stmt)
         elif isinstance(stmt, ast.While):
             self.eval(stmt.test, frame)
-            frame.loop_depth += 1
-            try:
-                self._branches(frame, [stmt.body, []])
-            finally:
-                frame.loop_depth -= 1
-            self._branches(frame, [stmt.orelse, []])
+            self._loop(frame, stmt)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             off = frame.autocast_off
             for item in stmt.items:
@@ -551,6 +541,15 @@ class Interpreter:
             self.eval(stmt.subject, frame)
             self._branches(frame, [case.body for case in stmt.cases] + [[]])
         # Other statements (pass, raise, assert, del, global, import) do not move dtypes.
+
+    def _loop(self, frame: Frame, stmt) -> None:
+        """The body runs once or not at all (merged), then ``else``."""
+        frame.loop_depth += 1
+        try:
+            self._branches(frame, [stmt.body, []])
+        finally:
+            frame.loop_depth -= 1
+        self._branches(frame, [stmt.orelse, []])
 
     def _isinstance_narrowing(self, test: ast.AST) -> Dict[str, Value]:
         """``isinstance(pos, int)`` makes ``pos`` a Python int in the ``if`` body."""
