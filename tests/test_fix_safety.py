@@ -94,7 +94,8 @@ def test_a_read_only_file_is_not_replaced(monkeypatch):
                             else real_access(p, mode, **kw))
     result = run("--fix", "model.py")
     assert result.exit_code == 2
-    assert "poslint: error: model.py: not fixed: cannot write: Permission denied (the file is read-only)" in result.stderr
+    assert ("poslint: error: model.py: not fixed: cannot write: Permission denied (the file is read-only)"
+            in result.stderr)
     assert path.read_text() == MODEL
     assert not leftovers(Path("."))
 
@@ -286,10 +287,14 @@ def test_the_span_checks_themselves():
 def test_a_fixer_that_tampers_with_the_text_between_edits_is_caught(monkeypatch):
     """The pass builds the text from the edits; if that ever goes wrong, the check refuses it."""
     real_splice = poslint.fixer._splice
-    monkeypatch.setattr(poslint.fixer, "_splice", lambda text, edits: real_splice(text, edits).replace("y = 2", "y = 3"))
+    monkeypatch.setattr(poslint.fixer, "_splice",
+                        lambda text, edits: real_splice(text, edits).replace("y = 2", "y = 3"))
     fix = Fix((Edit(4, 5, "9"),), "safe", "x is 9")
-    outcome = fix_text("x = 1\ny = 2\n", lambda text: ([Diagnostic("m.py", 1, 1, 1, 1, "POS999", "m", fix)]
-                                                      if "x = 1" in text else [], []), unsafe_fixes=False)
+
+    def check(text):
+        return [Diagnostic("m.py", 1, 1, 1, 1, "POS999", "m", fix)] if "x = 1" in text else [], []
+
+    outcome = fix_text("x = 1\ny = 2\n", check, unsafe_fixes=False)
     assert outcome.text == "x = 1\ny = 2\n" and outcome.fixed == 0
     assert outcome.error == "applying the fixes changed text outside their edits"
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import List
 
 import pytest
-from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from poslint.linter import LintOptions, lint_bytes

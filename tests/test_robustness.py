@@ -12,7 +12,6 @@ import codecs
 import errno
 import json
 import os
-import stat
 import subprocess
 import sys
 import time
@@ -87,7 +86,8 @@ def write(path: str, data) -> Path:
 
 PYTHON2 = {
     "print_statement.py": ("print 'hello'\n", "Missing parentheses in call to 'print'"),
-    "except_comma.py": ("try:\n    pass\nexcept Exception, e:\n    pass\n", "multiple exception types must be parenthesized"),
+    "except_comma.py": ("try:\n    pass\nexcept Exception, e:\n    pass\n",
+                        "multiple exception types must be parenthesized"),
     "exec_statement.py": ('exec "x = 1"\n', "Missing parentheses in call to 'exec'"),
     "backticks.py": ("x = `1`\n", "invalid syntax"),
     "octal.py": ("mode = 0777\n", "leading zeros in decimal integer literals are not permitted"),
@@ -485,7 +485,8 @@ def test_special_files_are_skipped_while_walking_and_refused_when_named():
     walked = subprocess.run([sys.executable, "-c", code, "."], capture_output=True, text=True, timeout=60)
     assert walked.returncode == 1, walked.stderr
     assert_model_reported(walked)
-    for name, kind in (("fifo.py", "a named pipe"), ("zero.py", "a character device"), ("null.py", "a character device")):
+    kinds = (("fifo.py", "a named pipe"), ("zero.py", "a character device"), ("null.py", "a character device"))
+    for name, kind in kinds:
         assert f"poslint: note: {name}: skipped, not a regular file: {kind}" in walked.stderr
     named = subprocess.run([sys.executable, "-c", code, "fifo.py", "zero.py", "model.py"],
                            capture_output=True, text=True, timeout=60)
@@ -614,7 +615,8 @@ def test_names_the_output_encoding_cannot_show_do_not_fail_the_run():
 
 @pytest.mark.parametrize("data, message", [
     (b"\xff\xfe[tool.poslint]\n", "pyproject.toml: invalid TOML: not UTF-8"),
-    (b"[tool.poslint]\nselect = " + b"[" * 5000 + b"]" * 5000 + b"\n", "pyproject.toml: invalid TOML: it nests too deeply"),
+    (b"[tool.poslint]\nselect = " + b"[" * 5000 + b"]" * 5000 + b"\n",
+     "pyproject.toml: invalid TOML: it nests too deeply"),
     (b"[tool.poslint\n", "pyproject.toml: invalid TOML: "),
     (b"[tool.poslint]\nselect = [\"POS1\"]\x00\n", "pyproject.toml: invalid TOML: "),
 ])

@@ -31,8 +31,9 @@ class Rotary(nn.Module):
 PADDING = ("# padding, so that the run is big enough for the process pool " + "." * 40 + "\n") * 400
 FILES = 12
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="the test rule reaches the workers by fork, as poslint's pool starts them on Linux")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"),
+    reason="the test rule reaches the workers by fork, as poslint's pool starts them on Linux")
 
 
 def _tree(root: Path, marker: str) -> None:

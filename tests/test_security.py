@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -145,7 +144,7 @@ def test_lint_mode_compiles_nothing_for_execution_and_imports_neither_torch_nor_
     tree.mkdir()
     (tree / "linted_module_xyzzy.py").write_text(booby_trap(sentinel, "module"))
     (tree / "plain.py").write_text(MODEL)
-    probe = textwrap.dedent(f'''\
+    probe = textwrap.dedent('''\
         import ast, builtins, sys
         from poslint.cli import main
 
