@@ -39,7 +39,7 @@ def lint(text: str, fix: bool = False):
 @pytest.mark.xfail(strict=True, reason=(
     "analysis: RecursionError on an expression nested 1,000 deep at Python's default recursion limit "
     "(ast.parse accepts ~3,000 levels). poslint.checker works around it by analysing such files again "
-    "on a deep stack (tests/test_robustness.py::test_an_expression_nested_1000_deep_is_analysed), so "
+    "on a deep stack (tests/test_robustness.py::test_an_expression_nested_1000_deep_is_analysed_and_fixed), so "
     "this is not user-visible; an iterative or depth-bounded walk would make the workaround unnecessary."))
 def test_analysis_of_an_expression_nested_1000_deep_at_the_default_recursion_limit():
     text = HEADER + "x = " + " + ".join(["a"] * 1000) + "\n"
