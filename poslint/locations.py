@@ -9,7 +9,7 @@ positions, gives the lines of a file or cell for code frames, and renders a fix 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 from poslint.diagnostics import Diagnostic, Edit
 from poslint.source import LineIndex

@@ -239,9 +239,6 @@ class Interpreter:
                     self.call(fn, [], {}, None, None, standalone=True)
         self.facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
 
-    def _final_attrs(self):
-        return {name: cls.attrs for name, cls in self.classes.items()}
-
     def _collect(self, tree: ast.Module) -> None:
         self.class_names = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
         for stmt in tree.body:
