@@ -18,6 +18,12 @@ __all__ = [
 
 
 def analyze(tree: ast.Module, text: str, index: LineIndex) -> ModuleFacts:
-    facts = ModuleFacts(tree=tree, text=text, index=index, names=ImportResolver(tree))
-    Interpreter(facts).run()
+    imports, class_names = [], set()
+    for node in ast.walk(tree):  # one walk for what the resolver and the interpreter need
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+        elif isinstance(node, ast.ClassDef):
+            class_names.add(node.name)
+    facts = ModuleFacts(tree=tree, text=text, index=index, names=ImportResolver(tree, imports))
+    Interpreter(facts, class_names).run()
     return facts

@@ -200,8 +200,10 @@ class _MethodOf:
 
 
 class Interpreter:
-    def __init__(self, facts: ModuleFacts):
+    def __init__(self, facts: ModuleFacts, class_names: Set[str]):
         self.facts = facts
+        self.class_names = class_names  # every class defined in the file, at any depth
+        self._guards: Dict[int, Optional[Tuple[bool, List[ast.AST]]]] = {}
         self.names = facts.names
         self.functions: Dict[str, FunctionInfo] = {}
         self.classes: Dict[str, ClassInfo] = {}
@@ -240,7 +242,6 @@ class Interpreter:
         self.facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
 
     def _collect(self, tree: ast.Module) -> None:
-        self.class_names = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
         for stmt in tree.body:
             self._collect_stmt(stmt)
         for cls in self.classes.values():
@@ -582,6 +583,11 @@ class Interpreter:
         """A test that tells 16-bit dtypes apart: ``dtype in (torch.float16, torch.bfloat16)``,
         ``torch.finfo(dtype).bits < 32``, ``x.dtype != torch.float32``. Returns whether the body
         is the 16-bit case, and the names and ``self.<attr>``s tested; None for other tests."""
+        if id(test) not in self._guards:
+            self._guards[id(test)] = self._find_precision_guard(test)
+        return self._guards[id(test)]
+
+    def _find_precision_guard(self, test: ast.AST) -> Optional[Tuple[bool, List[ast.AST]]]:
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         for node in ast.walk(test):
             if not isinstance(node, ast.Compare) or len(node.ops) != 1:

@@ -8,7 +8,7 @@ through this one resolver.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional
+from typing import Dict, Iterable, Optional
 
 # Aliases that torch itself defines, so that rules only ever see one spelling.
 CANONICAL = {
@@ -33,9 +33,11 @@ CANONICAL = {
 
 
 class ImportResolver:
-    def __init__(self, tree: ast.Module):
+    def __init__(self, tree: ast.Module, imports: Optional[Iterable[ast.AST]] = None):
+        """Resolve the imports of ``tree``; ``imports``, when given, are its import statements
+        already collected by a walk the caller makes anyway."""
         self.aliases: Dict[str, str] = {}
-        for node in ast.walk(tree):
+        for node in ast.walk(tree) if imports is None else imports:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
