@@ -35,30 +35,16 @@ def parse_error(path: str, reason: str, line: int = 1, col: int = 1) -> Diagnost
     return Diagnostic(path, line, col, line, col, PARSE_ERROR, f"cannot parse: {reason}")
 
 
-def check_text(text: str, path: str, codes: Collection[str], *, prefilter: bool = True) -> CheckResult:
+def check_text(text: str, path: str, codes: Collection[str], *, prefilter: bool = True,
+               tree: Optional[ast.Module] = None) -> CheckResult:
+    """Check ``text``; ``tree`` is its ``ast`` when the caller (flake8) has parsed it already."""
     result = CheckResult()
     if prefilter and _cleared(text, path, codes):
         return result
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escape sequences etc. are not our business
-            tree = ast.parse(text, filename=path, type_comments=False)
-    except SyntaxError as exc:
-        if PARSE_ERROR in codes:
-            line = exc.lineno or 1
-            col = exc.offset or 1
-            result.diagnostics.append(parse_error(path, f"{exc.msg}", line, col))
-        return result
-    except (ValueError, RecursionError, MemoryError) as exc:
-        if PARSE_ERROR in codes:
-            if isinstance(exc, RecursionError):
-                reason = "source nests too deeply"
-            elif isinstance(exc, MemoryError):  # the parser's own stack overflowed
-                reason = "source too complex for Python's parser (it nests too deeply)"
-            else:
-                reason = str(exc) or type(exc).__name__
-            result.diagnostics.append(parse_error(path, reason))
-        return result
+    if tree is None:
+        tree = _parse(text, path, codes, result)
+        if tree is None:
+            return result
 
     index = LineIndex(text)
     rules = all_rules()
@@ -78,6 +64,31 @@ def check_text(text: str, path: str, codes: Collection[str], *, prefilter: bool 
         unique.setdefault((diagnostic.line, diagnostic.col, diagnostic.code), diagnostic)
     result.diagnostics = sorted(unique.values(), key=lambda d: d.sort_key)
     return result
+
+
+def _parse(text: str, path: str, codes: Collection[str], result: CheckResult) -> Optional[ast.Module]:
+    """The tree of ``text``, or None with a POS001 finding in ``result``."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences etc. are not our business
+            tree = ast.parse(text, filename=path, type_comments=False)
+    except SyntaxError as exc:
+        if PARSE_ERROR in codes:
+            line = exc.lineno or 1
+            col = exc.offset or 1
+            result.diagnostics.append(parse_error(path, f"{exc.msg}", line, col))
+        return None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        if PARSE_ERROR in codes:
+            if isinstance(exc, RecursionError):
+                reason = "source nests too deeply"
+            elif isinstance(exc, MemoryError):  # the parser's own stack overflowed
+                reason = "source too complex for Python's parser (it nests too deeply)"
+            else:
+                reason = str(exc) or type(exc).__name__
+            result.diagnostics.append(parse_error(path, reason))
+        return None
+    return tree
 
 
 def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, deep: bool

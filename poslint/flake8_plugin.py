@@ -4,7 +4,7 @@ Registered as ``[project.entry-points."flake8.extension"] POS = "poslint.flake8_
 flake8 reads and decodes the file, parses it, and handles ``# noqa``, ``--select``/``--ignore``,
 ``per-file-ignores`` and its own configuration; poslint's ``[tool.poslint]`` table is not read in
 this mode, and every rule runs. The plugin checks the lines flake8 hands it (the file is not read
-again) and yields flake8's tuples: 1-based line, 0-based column (flake8 prints it 1-based, so
+again, and flake8's tree is reused rather than parsed a second time) and yields flake8's tuples: 1-based line, 0-based column (flake8 prints it 1-based, so
 ``path:line:col`` matches poslint's own output), ``"POS101 message"`` and the plugin class.
 
 POS001 (cannot parse) is not reported here: flake8 reports a file it cannot parse as E999 and
@@ -33,7 +33,8 @@ class Plugin:
         from poslint.rules import all_rules
 
         codes = [code for code in all_rules() if code != PARSE_ERROR]
-        result = check_text("".join(self.lines), self.filename, codes)
+        tree = self.tree if isinstance(self.tree, ast.Module) else None
+        result = check_text("".join(self.lines), self.filename, codes, tree=tree)
         for d in result.diagnostics:
             yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)
         for message in result.internal_errors:

@@ -71,7 +71,7 @@ import unicodedata
 import warnings
 from typing import Tuple
 
-from poslint.analysis.interpreter import FREQ_NAME_HINTS, POSITION_NAMES
+from poslint.analysis.interpreter import FREQ_NAME_HINTS, POSITION_HINT, POSITION_NAMES
 
 # The rules whose findings the argument above covers. A text is skipped only when every
 # selected rule is one of these (or POS001, see :func:`syntax_ok`): a new rule is never skipped
@@ -139,7 +139,7 @@ EXP_CALLS: Tuple[str, ...] = ("exp", "exp2")
 # (4) powers spelled as calls.
 POW_CALLS: Tuple[str, ...] = ("pow", "float_power")
 # Words that give POSITIONS or FREQ_INDEX, as substrings of the lower-cased code.
-POSITION_WORDS: Tuple[str, ...] = ("range", "linspace", "cumsum", "position")
+POSITION_WORDS: Tuple[str, ...] = ("range", "linspace", "cumsum", POSITION_HINT)
 # Position names that no substring above covers: whole identifiers, after any leading
 # underscores (``_name_roles`` strips them).
 POSITION_IDENTIFIERS: Tuple[str, ...] = tuple(

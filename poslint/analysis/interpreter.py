@@ -71,11 +71,12 @@ INTEGER_INPUT = re.compile(r"(^|[._])(\w*_ids?|ids|\w*mask\w*|labels?|indices|in
 POSITION_NAMES = ("position_ids", "positions", "pos_ids", "position", "pos", "seq_ids",
                   "position_idx", "pos_idx")
 FREQ_NAME_HINTS = ("inv_freq",)
+POSITION_HINT = "position"  # any name containing it: position_ids, relative_position, ...
 
 
 def _name_roles(name: str) -> frozenset:
     low = name.lower().lstrip("_")
-    if low in POSITION_NAMES or "position" in low:
+    if low in POSITION_NAMES or POSITION_HINT in low:
         return frozenset({Role.POSITIONS})
     if any(h in low for h in FREQ_NAME_HINTS):
         return frozenset({Role.FREQS})
