@@ -197,8 +197,8 @@ def poslint_command() -> List[str]:
 
 def prefilter_counts(files: Sequence[Path]) -> dict:
     sys.path.insert(0, str(REPO))
-    from poslint.prefilter import may_have_findings
-    from poslint.source import SourceText, UndecodableSource
+    from poslint.core.source import SourceText, UndecodableSource
+    from poslint.engine.prefilter import may_have_findings
 
     analysed = skipped = analysed_bytes = skipped_bytes = 0
     start = time.process_time()
@@ -219,13 +219,13 @@ def prefilter_counts(files: Sequence[Path]) -> dict:
 
 REFERENCE = r"""
 import json, sys
-import poslint.checker as checker
-from poslint.linter import LintOptions, lint_file
+import poslint.engine.checker as checker
+from poslint.engine.linter import LintOptions, lint_file
 from poslint.rules import all_rules
 original = checker.check_text
 checker.check_text = lambda text, path, codes, prefilter=True: original(text, path, codes, prefilter=False)
-import poslint.linter
-poslint.linter.check_text = checker.check_text
+import poslint.engine.linter
+poslint.engine.linter.check_text = checker.check_text
 options = LintOptions(codes=frozenset(all_rules()))
 out = []
 for path in sys.argv[1:]:

@@ -1,3 +1,3 @@
-from poslint.cli import main
+from poslint.edge.cli import main
 
 main()

@@ -6,7 +6,7 @@ real-world-style model files in tests/realworld, and report what went wrong.
     python scripts/robustness_run.py --sample 300    # a deterministic sample of the standard library
     python scripts/robustness_run.py --jobs 1 PATH   # extra files or directories too, in one process
 
-Each file goes through ``poslint.linter.lint_file`` with every rule, twice: linting, and fixing
+Each file goes through ``poslint.engine.linter.lint_file`` with every rule, twice: linting, and fixing
 with unsafe fixes as well but without writing (as ``--diff --unsafe-fixes`` would). Counted: files,
 files poslint cannot parse (POS001: the standard library's tests keep deliberately broken
 files), findings per rule, fixes, refused fixes, internal errors, and exceptions that escaped
@@ -91,15 +91,15 @@ class FileReport:
 def full_analysis(enabled: bool = True) -> None:
     """Analyse every file, even those the prefilter would clear without parsing: the analysis
     then meets all of the standard library, not just the files that mention frequencies."""
-    import poslint.checker
+    import poslint.engine.checker
 
-    if not hasattr(poslint.checker, "_real_cleared"):
-        poslint.checker._real_cleared = poslint.checker._cleared
-    poslint.checker._cleared = (lambda text, path, codes: False) if enabled else poslint.checker._real_cleared
+    if not hasattr(poslint.engine.checker, "_real_cleared"):
+        poslint.engine.checker._real_cleared = poslint.engine.checker._cleared
+    poslint.engine.checker._cleared = (lambda text, path, codes: False) if enabled else poslint.engine.checker._real_cleared
 
 
 def check_file(path: str) -> FileReport:
-    from poslint.linter import LintOptions, lint_file
+    from poslint.engine.linter import LintOptions, lint_file
     from poslint.rules import all_rules
 
     codes = frozenset(all_rules())

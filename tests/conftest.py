@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from poslint.diagnostics import Edit, Fix
+from poslint.core.diagnostics import Edit, Fix
+from poslint.core.source import LineIndex
 from poslint.rules.base import REGISTRY, Finding, Rule
-from poslint.source import LineIndex
 
 
 def pytest_addoption(parser):

@@ -10,7 +10,7 @@ import pytest
 from poslint.analysis import Prec, Role, analyze
 from poslint.analysis.lattice import Origin, Sort, Value, merge, tensor
 from poslint.analysis.names import ImportResolver
-from poslint.source import LineIndex
+from poslint.core.source import LineIndex
 
 
 def facts_of(code: str):

@@ -1,4 +1,4 @@
-"""The content-hash cache (poslint/cache.py): same results, never a crash, never a stale result."""
+"""The content-hash cache (poslint/engine/cache.py): same results, never a crash, never a stale result."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from poslint import cache as cache_module
-from poslint.cli import main
+from poslint.edge.cli import main
+from poslint.engine import cache as cache_module
 
 ROOT = Path(__file__).resolve().parent.parent
 BUGGY = ROOT / "tests" / "fixtures" / "rope" / "checker" / "llama_hf_2023.py"
@@ -58,12 +58,12 @@ def test_cold_and_warm_runs_agree_with_no_cache(project):
 def test_a_warm_run_does_not_check_again(project, monkeypatch):
     reference = findings(run("--no-cache", "src"))
     run("src")
-    import poslint.parallel
+    import poslint.engine.parallel
 
     def fail(*args, **kwargs):
         raise AssertionError("a cached file was checked again")
 
-    monkeypatch.setattr(poslint.parallel, "lint_file", fail)
+    monkeypatch.setattr(poslint.engine.parallel, "lint_file", fail)
     warm = run("src")
     assert warm.exit_code == 1, warm.output
     assert findings(warm) == reference

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 import poslint
-from poslint.cli import main
-from poslint.diagnostics import Edit, Fix
+from poslint.core.diagnostics import Edit, Fix
+from poslint.edge.cli import main
 from poslint.rules import all_rules
 from poslint.rules.base import REGISTRY, Finding, Rule
 
@@ -160,7 +160,7 @@ def test_unreadable_file_exits_2_and_run_goes_on(test_rules, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr("poslint.linter.open", fake_open, raising=False)
+    monkeypatch.setattr("poslint.engine.linter.open", fake_open, raising=False)
     result = run("secret.py", "a.py")
     assert result.exit_code == 2
     assert "poslint: error: secret.py: cannot read: Permission denied" in result.stderr
@@ -186,7 +186,7 @@ def test_unexpected_exception_prints_internal_error_without_traceback(monkeypatc
     def explode(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("poslint.cli.discover", explode)
+    monkeypatch.setattr("poslint.edge.cli.discover", explode)
     result = CliRunner().invoke(main, ["."])
     assert result.exit_code == 2
     assert result.stderr == "poslint: internal error: RuntimeError: disk on fire\n"
@@ -648,7 +648,7 @@ def test_fix_write_failure_exits_2(test_rules, monkeypatch):
     def refuse(path, data):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("poslint.linter.write_atomic", refuse)
+    monkeypatch.setattr("poslint.engine.linter.write_atomic", refuse)
     result = run("--fix", "a.py")
     assert result.exit_code == 2
     assert "poslint: error: a.py: not fixed: cannot write: Permission denied" in result.stderr

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from poslint.diagnostics import Diagnostic
-from poslint.files import glob_matches, is_python_source
-from poslint.noqa import parse_suppressions
+from poslint.core.diagnostics import Diagnostic
+from poslint.engine.files import glob_matches, is_python_source
+from poslint.engine.noqa import parse_suppressions
 
 
 @pytest.mark.parametrize("pattern, path, expected", [

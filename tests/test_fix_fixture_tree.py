@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from poslint.cli import main
+from poslint.edge.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

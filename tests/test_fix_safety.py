@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import poslint.fixer
-import poslint.linter
-from poslint.cli import main
-from poslint.diagnostics import Diagnostic, Edit, Fix
-from poslint.fixer import edits_problem, fix_text, imports_only_changed, outside_unchanged
-from poslint.linter import LintOptions, lint_bytes
+import poslint.engine.linter
+import poslint.fix.fixer
+from poslint.core.diagnostics import Diagnostic, Edit, Fix
+from poslint.edge.cli import main
+from poslint.engine.linter import LintOptions, lint_bytes
+from poslint.fix.fixer import edits_problem, fix_text, imports_only_changed, outside_unchanged
 from poslint.rules import all_rules
 from poslint.rules.base import REGISTRY, Finding, Rule
 
@@ -89,7 +89,7 @@ def test_a_read_only_file_is_not_replaced(monkeypatch):
     os.chmod(path, 0o444)
     if os.geteuid() == 0:  # simulate a normal user's answer
         real_access = os.access
-        monkeypatch.setattr(poslint.fixer.os, "access",
+        monkeypatch.setattr(poslint.fix.fixer.os, "access",
                             lambda p, mode, **kw: False if str(p).endswith("model.py") and mode & os.W_OK
                             else real_access(p, mode, **kw))
     result = run("--fix", "model.py")
@@ -123,7 +123,7 @@ def test_the_file_is_replaced_whole_never_written_in_place(monkeypatch):
         seen.append((Path(src).parent.resolve(), Path(dst).read_text(), Path(src).read_text()))
         return real_replace(src, dst)
 
-    monkeypatch.setattr(poslint.fixer.os, "replace", spy)
+    monkeypatch.setattr(poslint.fix.fixer.os, "replace", spy)
     run("--fix", "model.py")
     assert seen == [(Path(".").resolve(), MODEL, MODEL_SAFE_FIXED)]
     assert path.stat().st_ino != inode  # a new file took its place
@@ -155,9 +155,9 @@ def test_a_failed_write_leaves_the_file_and_no_temporary_file(monkeypatch, faili
                 self.handle.write(data[: len(data) // 2])  # half of it lands, then the disk is full
                 fail()
 
-        monkeypatch.setattr(poslint.fixer.os, "fdopen", lambda *a, **k: Full(real_fdopen(*a, **k)))
+        monkeypatch.setattr(poslint.fix.fixer.os, "fdopen", lambda *a, **k: Full(real_fdopen(*a, **k)))
     else:
-        monkeypatch.setattr(poslint.fixer.os, failing, fail)
+        monkeypatch.setattr(poslint.fix.fixer.os, failing, fail)
     result = run("--fix", ".")
     assert result.exit_code == 2
     assert "poslint: error: model.py: not fixed: cannot write: No space left on device" in result.stderr
@@ -172,7 +172,7 @@ def test_an_unwritable_directory_leaves_the_file(monkeypatch):
     def no_temp(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(poslint.fixer.tempfile, "mkstemp", no_temp)
+    monkeypatch.setattr(poslint.fix.fixer.tempfile, "mkstemp", no_temp)
     result = run("--fix", "model.py")
     assert result.exit_code == 2
     assert "model.py: not fixed: cannot write: Permission denied" in result.stderr
@@ -253,15 +253,15 @@ def test_adding_imports_may_change_nothing_but_imports(rule_with_fix, monkeypatc
         return Fix((Edit(start, end, "numpy.zeros(1)"),), "safe", "needs numpy", ("import numpy",))
 
     rule_with_fix.make = make
-    real_add_imports = poslint.fixer.add_imports
-    monkeypatch.setattr(poslint.fixer, "add_imports",
+    real_add_imports = poslint.fix.fixer.add_imports
+    monkeypatch.setattr(poslint.fix.fixer, "add_imports",
                         lambda text, imports: real_add_imports(text, imports).replace("base=10000", "base=500000"))
     Path("model.py").write_text(MODEL)
     result = run("--fix", "model.py")
     assert result.exit_code == 2
     assert "not fixed: adding imports ['import numpy'] changed code that is not an import" in result.stderr
     assert Path("model.py").read_text() == MODEL
-    monkeypatch.setattr(poslint.fixer, "add_imports", real_add_imports)
+    monkeypatch.setattr(poslint.fix.fixer, "add_imports", real_add_imports)
     result = run("--fix", "model.py")
     assert "import numpy\n" in Path("model.py").read_text()
     assert Path("model.py").read_text().count("base=10000") == 1
@@ -286,8 +286,8 @@ def test_the_span_checks_themselves():
 
 def test_a_fixer_that_tampers_with_the_text_between_edits_is_caught(monkeypatch):
     """The pass builds the text from the edits; if that ever goes wrong, the check refuses it."""
-    real_splice = poslint.fixer._splice
-    monkeypatch.setattr(poslint.fixer, "_splice",
+    real_splice = poslint.fix.fixer._splice
+    monkeypatch.setattr(poslint.fix.fixer, "_splice",
                         lambda text, edits: real_splice(text, edits).replace("y = 2", "y = 3"))
     fix = Fix((Edit(4, 5, "9"),), "safe", "x is 9")
 

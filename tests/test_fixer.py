@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from poslint.diagnostics import Diagnostic, Edit, Fix
-from poslint.fixer import add_imports, fix_text, unified_diff, verify
+from poslint.core.diagnostics import Diagnostic, Edit, Fix
+from poslint.fix.fixer import add_imports, fix_text, unified_diff, verify
 
 
 def finding(fix: Fix, line: int = 1) -> Diagnostic:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from poslint.linter import LintOptions, lint_bytes
+from poslint.engine.linter import LintOptions, lint_bytes
 from poslint.rules import all_rules
 
 FIXTURES = Path(__file__).parent / "fixtures"

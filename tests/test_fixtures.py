@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from poslint.linter import LintOptions, lint_bytes
+from poslint.core.source import SourceText
+from poslint.engine.linter import LintOptions, lint_bytes
 from poslint.rules import all_rules
-from poslint.source import SourceText
 
 FIXTURES = Path(__file__).parent / "fixtures"
 UNSAFE_MARKER = "# poslint-fixture: unsafe-fixes"

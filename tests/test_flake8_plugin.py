@@ -88,7 +88,7 @@ def test_flake8_handles_noqa_and_its_own_selection(tmp_path):
 def test_plugin_uses_the_lines_flake8_gives():
     import ast
 
-    from poslint.flake8_plugin import Plugin
+    from poslint.integrations.flake8_plugin import Plugin
 
     lines = EXAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
     results = list(Plugin(ast.parse("".join(lines)), lines, "/nonexistent/rope.py").run())

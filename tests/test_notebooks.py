@@ -13,8 +13,8 @@ import nbformat
 import pytest
 from click.testing import CliRunner
 
-from poslint.cli import main
-from poslint.notebook import is_ipython_line, mask_ipython, restore_masked, source_spans
+from poslint.edge.cli import main
+from poslint.integrations.notebook import is_ipython_line, mask_ipython, restore_masked, source_spans
 
 ROOT = Path(__file__).resolve().parents[1]
 BUGGY = (ROOT / "examples" / "llama_rope_bf16.py").read_text(encoding="utf-8")
@@ -230,7 +230,7 @@ def test_fix_keeps_a_hand_written_style():
 
 
 def test_list_sources_keep_their_layout(tmp_path):
-    from poslint.notebook import serialise_source
+    from poslint.integrations.notebook import serialise_source
 
     old = '[\n    "a\\n",\n    "b"\n   ]'
     assert serialise_source("x\ny\nz", old, False) == '[\n    "x\\n",\n    "y\\n",\n    "z"\n   ]'

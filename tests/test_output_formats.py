@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from poslint import __version__
-from poslint.cli import main
-from poslint.output import FORMATTERS, _escape_data, _escape_property
+from poslint.edge.cli import main
+from poslint.edge.output import FORMATTERS, _escape_data, _escape_property
 from poslint.rules import all_rules
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import poslint.parallel
-from poslint.checker import check_text
-from poslint.cli import main
+import poslint.engine.parallel
+from poslint.core.source import SourceText, UndecodableSource
+from poslint.edge.cli import main
+from poslint.engine.checker import check_text
 from poslint.rules import all_rules
-from poslint.source import SourceText, UndecodableSource
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL = frozenset(all_rules())
@@ -57,8 +57,8 @@ def tree(tmp_path, monkeypatch):
     monkeypatch.chdir(root)
     monkeypatch.delenv("POSLINT_CACHE_DIR", raising=False)
     # Use the pool even for this small tree.
-    monkeypatch.setattr(poslint.parallel, "MIN_FILES_FOR_POOL", 2)
-    monkeypatch.setattr(poslint.parallel, "MIN_BYTES_FOR_POOL", 0)
+    monkeypatch.setattr(poslint.engine.parallel, "MIN_FILES_FOR_POOL", 2)
+    monkeypatch.setattr(poslint.engine.parallel, "MIN_BYTES_FOR_POOL", 0)
     return root
 
 
@@ -102,6 +102,6 @@ def test_diff_and_fix_are_the_same_over_the_pool(tree):
 def test_chunks_cover_every_file_once():
     sizes = {i: (i * 7919) % 5000 + 1 for i in range(200)}
     order = sorted(sizes, key=lambda i: -sizes[i])
-    chunks = poslint.parallel._chunks(order, sizes, 4)
+    chunks = poslint.engine.parallel._chunks(order, sizes, 4)
     assert sorted(i for chunk in chunks for i in chunk) == list(range(200))
     assert len(chunks) >= 8

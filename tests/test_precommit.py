@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from poslint.cli import main
+from poslint.edge.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 BUGGY = (ROOT / "examples" / "llama_rope_bf16.py").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The text prefilter (poslint/prefilter.py) never skips a file on which a rule could fire."""
+"""The text prefilter (poslint/engine/prefilter.py) never skips a file on which a rule could fire."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import poslint.analysis.interpreter as interpreter
-from poslint import prefilter
-from poslint.checker import check_text
+from poslint.core.source import SourceText, UndecodableSource
+from poslint.engine import prefilter
+from poslint.engine.checker import check_text
 from poslint.rules import all_rules
-from poslint.source import SourceText, UndecodableSource
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL = frozenset(all_rules())
@@ -135,7 +135,7 @@ def test_identifiers_that_normalise_to_ascii_pass():
 
 
 def test_a_rule_the_prefilter_does_not_cover_is_never_skipped(monkeypatch):
-    from poslint import checker
+    from poslint.engine import checker
 
     assert checker._cleared("x = 1\n", "x.py", {"POS101"})
     assert not checker._cleared("x = 1\n", "x.py", {"POS101", "POS999"})
@@ -191,7 +191,7 @@ def role_births(source: str):
 def test_the_places_that_give_roles_are_the_reviewed_ones():
     found = role_births(inspect.getsource(interpreter))
     assert found == prefilter.ROLE_BIRTHS_REVIEWED, (
-        "The interpreter gives roles in other places than poslint/prefilter.py's soundness argument was "
+        "The interpreter gives roles in other places than poslint/engine/prefilter.py's soundness argument was "
         "reviewed for. Check that every finding still needs a word the prefilter looks for, then update "
         f"ROLE_BIRTHS_REVIEWED to:\n{found}")
 

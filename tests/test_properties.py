@@ -27,7 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from poslint.linter import LintOptions, lint_bytes
+from poslint.engine.linter import LintOptions, lint_bytes
 from poslint.rules import all_rules
 
 EXAMPLES = int(os.environ.get("POSLINT_FUZZ_EXAMPLES", "60"))

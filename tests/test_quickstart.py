@@ -6,7 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from poslint.cli import main
+from poslint.edge.cli import main
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import poslint.cli
-import poslint.files
-from poslint.cli import main
+import poslint.edge.cli
+import poslint.engine.files
+from poslint.edge.cli import main
 
 MODEL = '''import torch
 from torch import nn
@@ -481,7 +481,7 @@ def test_special_files_are_skipped_while_walking_and_refused_when_named():
     os.mkfifo("fifo.py")
     os.symlink("/dev/zero", "zero.py")
     os.symlink("/dev/null", "null.py")
-    code = ("import sys; from poslint.cli import main; sys.argv = ['poslint'] + sys.argv[1:]; main()")
+    code = ("import sys; from poslint.edge.cli import main; sys.argv = ['poslint'] + sys.argv[1:]; main()")
     walked = subprocess.run([sys.executable, "-c", code, "."], capture_output=True, text=True, timeout=60)
     assert walked.returncode == 1, walked.stderr
     assert_model_reported(walked)
@@ -500,7 +500,7 @@ def test_special_files_are_skipped_while_walking_and_refused_when_named():
 def test_a_file_deleted_during_the_run_is_an_error_and_the_run_goes_on(monkeypatch):
     write("model.py", MODEL)
     write("vanishing.py", MODEL)
-    real_discover = poslint.cli.discover
+    real_discover = poslint.edge.cli.discover
 
     def discover_then_delete(*args, **kwargs):
         found = real_discover(*args, **kwargs)
@@ -508,7 +508,7 @@ def test_a_file_deleted_during_the_run_is_an_error_and_the_run_goes_on(monkeypat
         os.remove("vanishing.py")
         return found
 
-    monkeypatch.setattr(poslint.cli, "discover", discover_then_delete)
+    monkeypatch.setattr(poslint.edge.cli, "discover", discover_then_delete)
     result = run(".")
     assert result.exit_code == 2
     assert_model_reported(result)
@@ -516,12 +516,12 @@ def test_a_file_deleted_during_the_run_is_an_error_and_the_run_goes_on(monkeypat
 
 
 def test_a_file_deleted_or_changed_while_being_fixed_is_left_alone(monkeypatch):
-    import poslint.linter
+    import poslint.engine.linter
 
     write("model.py", MODEL)
     write("deleted.py", MODEL)
     write("changed.py", MODEL)
-    real = poslint.linter.lint_bytes
+    real = poslint.engine.linter.lint_bytes
 
     def lint_then_interfere(data, path, options):
         out = real(data, path, options)
@@ -531,7 +531,7 @@ def test_a_file_deleted_or_changed_while_being_fixed_is_left_alone(monkeypatch):
             Path(path).write_text(MODEL + "# edited meanwhile\n")
         return out
 
-    monkeypatch.setattr(poslint.linter, "lint_bytes", lint_then_interfere)
+    monkeypatch.setattr(poslint.engine.linter, "lint_bytes", lint_then_interfere)
     result = run("--fix", ".")
     assert result.exit_code == 2
     assert "poslint: error: changed.py: not fixed: the file changed on disk while it was being fixed" in result.stderr
@@ -633,7 +633,7 @@ def test_a_named_pipe_as_configuration_does_not_block():
     write("model.py", MODEL)
     os.mkfifo("fifo.toml")
     os.mkfifo("pyproject.toml")  # found by the upward search: passed over, it is not a file
-    code = "import sys; from poslint.cli import main; sys.argv = ['poslint'] + sys.argv[1:]; main()"
+    code = "import sys; from poslint.edge.cli import main; sys.argv = ['poslint'] + sys.argv[1:]; main()"
     found = subprocess.run([sys.executable, "-c", code, "model.py"], capture_output=True, text=True, timeout=60)
     assert found.returncode == 1, found.stderr
     named = subprocess.run([sys.executable, "-c", code, "--config", "fifo.toml", "model.py"],
@@ -726,8 +726,8 @@ def test_an_internal_error_in_one_rule_on_one_file_is_reported_and_hides_nothing
 
 @pytest.mark.parametrize("failure", ["noqa", "fixer", "decode"])
 def test_a_failure_outside_the_rules_is_an_internal_error_of_that_file(monkeypatch, failure):
-    import poslint.linter
-    import poslint.source
+    import poslint.core.source
+    import poslint.engine.linter
 
     write("a_model.py", MODEL + "x = 1  # noqa\n")
     write("b_model.py", MODEL + "# TRIGGER  # noqa\n")
@@ -741,12 +741,12 @@ def test_a_failure_outside_the_rules_is_an_internal_error_of_that_file(monkeypat
         return wrapper
 
     if failure == "noqa":
-        monkeypatch.setattr(poslint.linter, "parse_suppressions", only_for_trigger(poslint.linter.parse_suppressions))
+        monkeypatch.setattr(poslint.engine.linter, "parse_suppressions", only_for_trigger(poslint.engine.linter.parse_suppressions))
     elif failure == "fixer":
-        monkeypatch.setattr(poslint.linter, "fix_text", only_for_trigger(poslint.linter.fix_text))
+        monkeypatch.setattr(poslint.engine.linter, "fix_text", only_for_trigger(poslint.engine.linter.fix_text))
     else:
-        real = poslint.source.SourceText.from_bytes.__func__
-        monkeypatch.setattr(poslint.source.SourceText, "from_bytes",
+        real = poslint.core.source.SourceText.from_bytes.__func__
+        monkeypatch.setattr(poslint.core.source.SourceText, "from_bytes",
                             classmethod(lambda cls, data: only_for_trigger(lambda d: real(cls, d))(data)))
     result = run("--fix", ".")
     assert result.exit_code == 2
@@ -791,7 +791,7 @@ def test_the_command_line_never_shows_a_traceback_even_when_everything_fails(mon
     def explode(*args, **kwargs):
         raise MemoryError()
 
-    monkeypatch.setattr(poslint.cli, "discover", explode)
+    monkeypatch.setattr(poslint.edge.cli, "discover", explode)
     result = CliRunner().invoke(main, ["."])
     assert result.exit_code == 2
     assert result.stderr.startswith("poslint: internal error: MemoryError")

@@ -12,9 +12,9 @@ import time
 import pytest
 
 from poslint.analysis import analyze
-from poslint.linter import LintOptions, lint_bytes
+from poslint.core.source import LineIndex
+from poslint.engine.linter import LintOptions, lint_bytes
 from poslint.rules import all_rules
-from poslint.source import LineIndex
 
 ROTARY = '''class Rotary{n}(nn.Module):
     def __init__(self, dim, base=10000):
@@ -38,7 +38,7 @@ def lint(text: str, fix: bool = False):
 
 @pytest.mark.xfail(strict=True, reason=(
     "analysis: RecursionError on an expression nested 1,000 deep at Python's default recursion limit "
-    "(ast.parse accepts ~3,000 levels). poslint.checker works around it by analysing such files again "
+    "(ast.parse accepts ~3,000 levels). poslint.engine.checker works around it by analysing such files again "
     "on a deep stack (tests/test_robustness.py::test_an_expression_nested_1000_deep_is_analysed_and_fixed), so "
     "this is not user-visible; an iterative or depth-bounded walk would make the workaround unnecessary."))
 def test_analysis_of_an_expression_nested_1000_deep_at_the_default_recursion_limit():

@@ -61,7 +61,7 @@ def _run(root: Path, failure: str, *args: str) -> subprocess.CompletedProcess:
                     os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer would
                 return iter(())
 
-        from poslint.cli import main
+        from poslint.edge.cli import main
         sys.argv = ["poslint", "--jobs", "2", *{list(args)!r}, "."]
         main()
         ''')

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from poslint.cli import main
+from poslint.edge.cli import main
 from poslint.rules import all_rules
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from poslint.checker import check_text
+from poslint.engine.checker import check_text
 from poslint.rules import all_rules
 
 RULES = [r for code, r in all_rules().items() if code != "POS001"]

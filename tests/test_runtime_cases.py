@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from poslint.cli import main
-from poslint.runtime import SCENARIOS, Thresholds, load_factory, verify
 from runtime_cases import CASES, Case
+
+from poslint.edge.cli import main
+from poslint.runtime import SCENARIOS, Thresholds, load_factory, verify
 
 # meta_polar's bug is module.to(bf16) casting its complex freqs_cis buffer to real; torch warns.
 pytestmark = pytest.mark.filterwarnings("ignore:Casting complex values to real discards the imaginary part")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from poslint.cli import main
+from poslint.edge.cli import main
 from poslint.runtime import SCENARIOS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from poslint.cli import main
+from poslint.edge.cli import main
 
 ROOT = Path(__file__).parent.parent
 MODEL = '''import torch
@@ -146,7 +146,7 @@ def test_lint_mode_compiles_nothing_for_execution_and_imports_neither_torch_nor_
     (tree / "plain.py").write_text(MODEL)
     probe = textwrap.dedent('''\
         import ast, builtins, sys
-        from poslint.cli import main
+        from poslint.edge.cli import main
 
         def lint(args):
             try:
@@ -196,10 +196,10 @@ def test_configuration_is_data_never_code(tmp_path, monkeypatch):
         assert result.exit_code in (1, 2) and "Traceback" not in result.output
         assert not sentinel.exists(), body
     # the loader is tomllib (tomli before 3.11): nothing in it evaluates Python
-    import poslint.config
+    import poslint.engine.config
 
-    assert poslint.config.tomllib.__name__ in ("tomllib", "tomli")
-    source = Path(poslint.config.__file__).read_text()
+    assert poslint.engine.config.tomllib.__name__ in ("tomllib", "tomli")
+    source = Path(poslint.engine.config.__file__).read_text()
     assert not any(word in source for word in ("eval(", "exec(", "import_module(", "__import__("))
 
 
@@ -264,6 +264,6 @@ def test_the_symlink_choice_is_documented():
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "never leaves the tree it walks" in readme
     assert "a symbolic link named on the command line is followed" in readme.lower()
-    import poslint.files
+    import poslint.engine.files
 
-    assert "deliberate choice" in poslint.files.__doc__
+    assert "deliberate choice" in poslint.engine.files.__doc__

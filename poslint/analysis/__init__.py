@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from poslint.analysis.facts import (CUDA_AUTOCAST_LOWERED, Cast, Creation, ModuleFacts, Product,
-                                    Site, Store, node_key)
+from poslint.analysis.facts import CUDA_AUTOCAST_LOWERED, Cast, Creation, ModuleFacts, Product, Site, Store, node_key
 from poslint.analysis.interpreter import Interpreter
 from poslint.analysis.lattice import LOW_PRECISIONS, Origin, Prec, Role, Sort, Value
 from poslint.analysis.names import ImportResolver
-from poslint.source import LineIndex
+from poslint.core.source import LineIndex
 
 __all__ = [
     "CUDA_AUTOCAST_LOWERED", "Cast", "Creation", "LOW_PRECISIONS", "ModuleFacts", "Origin", "Prec",

@@ -11,7 +11,7 @@ from poslint.analysis.lattice import Role, Value
 
 if TYPE_CHECKING:
     from poslint.analysis.names import ImportResolver
-    from poslint.source import LineIndex
+    from poslint.core.source import LineIndex
 
 NodeKey = Tuple[int, int, int, int]
 

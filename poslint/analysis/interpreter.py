@@ -16,10 +16,19 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from poslint.analysis.facts import (AttrRead, Cast, Creation, ModuleFacts, Product, Site, Store,
-                                    Trig, node_key)
-from poslint.analysis.lattice import (UNKNOWN, UNKNOWN_TENSOR, Origin, Prec, Role, Sort, Value,
-                                      dtype_value, merge, tensor)
+from poslint.analysis.facts import AttrRead, Cast, Creation, ModuleFacts, Product, Site, Store, Trig, node_key
+from poslint.analysis.lattice import (
+    UNKNOWN,
+    UNKNOWN_TENSOR,
+    Origin,
+    Prec,
+    Role,
+    Sort,
+    Value,
+    dtype_value,
+    merge,
+    tensor,
+)
 
 MAX_CALL_DEPTH = 6
 

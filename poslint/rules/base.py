@@ -7,7 +7,7 @@ import inspect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Dict, Iterator, Literal, Optional, Sequence, Type
 
-from poslint.diagnostics import Fix
+from poslint.core.diagnostics import Fix
 
 if TYPE_CHECKING:
     from poslint.analysis import ModuleFacts

@@ -1,5 +1,5 @@
-from poslint.diagnostics import Fix
-from poslint.fixes import make_float32, torch_attr
+from poslint.core.diagnostics import Fix
+from poslint.fix.blocks import make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import DISTINCT_BF16_8K, when
 

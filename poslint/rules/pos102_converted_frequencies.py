@@ -1,6 +1,6 @@
 from poslint.analysis import Prec
-from poslint.diagnostics import Fix
-from poslint.fixes import float32_copy_fix, make_float32, module_tensor_name, torch_attr
+from poslint.core.diagnostics import Fix
+from poslint.fix.blocks import float32_copy_fix, make_float32, module_tensor_name, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import when
 

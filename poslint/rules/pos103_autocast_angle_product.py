@@ -1,8 +1,8 @@
 import ast
 
 from poslint.analysis import Prec
-from poslint.diagnostics import Fix
-from poslint.fixes import atom, enclosing_statement, replace, simple_name, torch_attr, wrap_in_block
+from poslint.core.diagnostics import Fix
+from poslint.fix.blocks import atom, enclosing_statement, replace, simple_name, torch_attr, wrap_in_block
 from poslint.rules.base import Finding, Rule
 
 LOWERED_ON_CPU_TOO = frozenset({"matmul", "@", "mm", "bmm", "baddbmm", "addbmm", "addmm", "linear"})

@@ -1,6 +1,6 @@
 from poslint.analysis import Role, node_key
-from poslint.diagnostics import Fix
-from poslint.fixes import atom, float32_copy_fix, insert_after, replace
+from poslint.core.diagnostics import Fix
+from poslint.fix.blocks import atom, float32_copy_fix, insert_after, replace
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import when
 

@@ -1,6 +1,6 @@
 from poslint.analysis import Prec, Role, node_key
-from poslint.diagnostics import Fix
-from poslint.fixes import make_float32, torch_attr
+from poslint.core.diagnostics import Fix
+from poslint.fix.blocks import make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
 
 

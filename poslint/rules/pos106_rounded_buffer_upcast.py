@@ -1,6 +1,6 @@
 from poslint.analysis import Prec
+from poslint.fix.blocks import float32_copy_fix, module_tensor_name
 from poslint.rules.base import Finding, Rule
-from poslint.fixes import float32_copy_fix, module_tensor_name
 
 
 class RoundedFrequencyBuffer(Rule):

@@ -1,7 +1,14 @@
 from poslint.analysis import Prec, Role, node_key
-from poslint.diagnostics import Fix
-from poslint.fixes import (atom, float32_copy_fix, make_float32, make_float32_operand, relative_to_query, replace,
-                            torch_attr)
+from poslint.core.diagnostics import Fix
+from poslint.fix.blocks import (
+    atom,
+    float32_copy_fix,
+    make_float32,
+    make_float32_operand,
+    relative_to_query,
+    replace,
+    torch_attr,
+)
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import when
 

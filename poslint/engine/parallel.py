@@ -1,7 +1,7 @@
 """Lint many files: cached results first, then the rest over a pool of processes.
 
-``lint_files`` returns one :class:`~poslint.linter.FileResult` per path, in the order given,
-exactly as :func:`poslint.linter.lint_file` would, file by file. Files are handed to the
+``lint_files`` returns one :class:`~poslint.engine.linter.FileResult` per path, in the order given,
+exactly as :func:`poslint.engine.linter.lint_file` would, file by file. Files are handed to the
 workers largest first, a few at a time, so that one big file does not leave the other workers
 idle at the end. A run with little to do stays in this process, where starting workers
 would cost more than the work.
@@ -13,16 +13,16 @@ import gc
 import multiprocessing
 import os
 import sys
-from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from poslint.cache import Cache, Stat, digest, file_stat
-from poslint.fixer import applicable
-from poslint.linter import FileResult, LintOptions, file_codes, lint_file
-from poslint.locations import SourceMap
-from poslint.source import SourceText, UndecodableSource
+from poslint.core.source import SourceText, UndecodableSource
+from poslint.engine.cache import Cache, Stat, digest, file_stat
+from poslint.engine.linter import FileResult, LintOptions, file_codes, lint_file
+from poslint.fix.fixer import applicable
+from poslint.fix.locations import SourceMap
 
 # Below this much work a pool is not worth starting (fork and import cost ~50 ms a worker).
 MIN_FILES_FOR_POOL = 8

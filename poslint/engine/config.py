@@ -23,7 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
-from poslint.files import check_regular, glob_matches, open_nonblocking
+from poslint.engine.files import check_regular, glob_matches, open_nonblocking
 from poslint.rules import all_rules
 
 KNOWN_KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude",

@@ -1,9 +1,9 @@
 """Where a finding or an edit is, as a reader sees it: for notebooks, a cell and a row in it.
 
 A :class:`SourceMap` is built from the text that was checked (after any fixing). It turns the
-character offsets of :class:`~poslint.diagnostics.Edit` into 1-based ``(cell, row, column)``
+character offsets of :class:`~poslint.core.diagnostics.Edit` into 1-based ``(cell, row, column)``
 positions, gives the lines of a file or cell for code frames, and renders a fix as a diff. For a
-``.py`` file ``cell`` is always ``None``; :class:`poslint.notebook.NotebookMap` adds cells.
+``.py`` file ``cell`` is always ``None``; :class:`poslint.integrations.notebook.NotebookMap` adds cells.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
-from poslint.diagnostics import Diagnostic, Edit
-from poslint.source import LineIndex
+from poslint.core.diagnostics import Diagnostic, Edit
+from poslint.core.source import LineIndex
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,6 @@ class SourceMap:
 
     def fix_diff(self, path: str, edits: Sequence[Edit]) -> str:
         """A unified diff of what these edits alone would change."""
-        from poslint.fixer import unified_diff
+        from poslint.fix.fixer import unified_diff
 
         return unified_diff(path, self.text, apply_edits(self.text, edits))

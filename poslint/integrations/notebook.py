@@ -39,11 +39,11 @@ from dataclasses import dataclass, field, replace
 from json.decoder import scanstring
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from poslint.checker import PARSE_ERROR
-from poslint.diagnostics import Diagnostic, Edit
-from poslint.locations import Position, SourceMap, apply_edits
-from poslint.noqa import parse_suppressions
-from poslint.source import LineIndex
+from poslint.core.diagnostics import Diagnostic, Edit
+from poslint.core.source import LineIndex
+from poslint.engine.checker import PARSE_ERROR
+from poslint.engine.noqa import parse_suppressions
+from poslint.fix.locations import Position, SourceMap, apply_edits
 
 MARKER = "# poslint-cell-boundary"
 _MARKER_LINE = re.compile(r"^# poslint-cell-boundary (\d+)\n", re.MULTILINE)
@@ -369,7 +369,7 @@ class NotebookMap(SourceMap):
         return rows[min(diagnostic.line, len(rows)) - 1]
 
     def fix_diff(self, path: str, edits: Sequence[Edit]) -> str:
-        from poslint.fixer import unified_diff
+        from poslint.fix.fixer import unified_diff
 
         after = NotebookMap(apply_edits(self.text, edits))
         parts = []
@@ -415,7 +415,7 @@ def _ensure_ascii(text: str) -> bool:
 
 def lint_notebook(path: str, data: bytes, options) -> Tuple["FileResult", Optional[bytes]]:  # noqa: F821
     """Lint a notebook's code cells; return the result and, when fixes changed it, the new file bytes."""
-    from poslint.linter import FileResult, file_codes, lint_text
+    from poslint.engine.linter import FileResult, file_codes, lint_text
 
     codes = file_codes(path, options)
     try:
@@ -512,7 +512,7 @@ def _fixed_notebook(notebook: Notebook, spans: Dict[int, SourceSpan], cells: Seq
 
 
 def _cell_diffs(path: str, cells: Sequence[CodeCell], after: NotebookMap, masks: Dict[int, Dict[int, str]]) -> str:
-    from poslint.fixer import unified_diff
+    from poslint.fix.fixer import unified_diff
 
     parts = []
     for cell in cells:

@@ -15,14 +15,23 @@ from typing import List, Optional, Sequence, Tuple
 import click
 
 from poslint import __version__
-from poslint.config import (Config, ConfigError, Selection, codes_list, find_config, format_label, load_config,
-                            resolve_codes)
-from poslint.diagnostics import Diagnostic
-from poslint.files import DEFAULT_EXCLUDES, discover
-from poslint.fixer import applicable
-from poslint.cache import DEFAULT_DIR as DEFAULT_CACHE
-from poslint.linter import FileResult, LintOptions
-from poslint.output import FORMATTERS, Report, fixes_applied, fixes_available, statistics
+from poslint.core.diagnostics import Diagnostic
+from poslint.edge.output import FORMATTERS, Report, fixes_applied, fixes_available, statistics
+from poslint.engine.cache import DEFAULT_DIR as DEFAULT_CACHE
+from poslint.engine.config import (
+    Config,
+    ConfigError,
+    Selection,
+    codes_list,
+    find_config,
+    format_label,
+    load_config,
+    resolve_codes,
+)
+from poslint.engine.files import DEFAULT_EXCLUDES, discover
+from poslint.engine.linter import FileResult, LintOptions
+from poslint.fix.fixer import applicable
+from poslint.integrations.notebook import lint_notebook
 from poslint.rules import all_rules
 
 _TOP_LEVEL_OPTIONS = ("--help", "-h", "--version")
@@ -154,7 +163,8 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], diff:
     excludes += list(config.extend_exclude) + list(extend_exclude)
     unsafe = unsafe_fixes if unsafe_fixes is not None else bool(config.unsafe_fixes)
     options = LintOptions(codes=frozenset(codes), config=config, ignore_noqa=ignore_noqa,
-                          fix=fix or diff, write=fix and not diff, unsafe_fixes=unsafe)
+                          fix=fix or diff, write=fix and not diff, unsafe_fixes=unsafe,
+                          handlers={".ipynb": lint_notebook})
 
     found = discover(paths, excludes, config.root, force_exclude)
     failed = bool(found.errors)
@@ -218,8 +228,8 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], diff:
 def _lint_all(files: Sequence[str], options: LintOptions, jobs: int, cache_dir: Optional[str],
               quiet: bool) -> List[FileResult]:
     """Lint ``files`` with the cache in ``cache_dir`` (None: no cache) over ``jobs`` processes."""
-    from poslint.cache import Cache
-    from poslint.parallel import lint_files, tuned_gc
+    from poslint.engine.cache import Cache
+    from poslint.engine.parallel import lint_files, tuned_gc
 
     def warn(message: str) -> None:
         if not quiet:
@@ -279,5 +289,6 @@ def rule(code: Optional[str], show_all: bool) -> None:
 # --- Subcommands defined in other modules are registered below this line. ---
 # Add each as `from poslint.<module> import <command>` then `main.add_command(<command>)`;
 # the group routes its name to it (see _DefaultToCheck.parse_args).
-from poslint.verify_cli import verify  # noqa: E402
+from poslint.edge.verify_cli import verify  # noqa: E402
+
 main.add_command(verify)

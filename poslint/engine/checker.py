@@ -1,8 +1,8 @@
 """Check one decoded source text: parse once, analyse once, run the selected rules.
 
-A text that :func:`poslint.prefilter.may_have_findings` clears is not parsed or analysed: no rule
+A text that :func:`poslint.engine.prefilter.may_have_findings` clears is not parsed or analysed: no rule
 it covers can fire on it. With POS001 selected it is still checked for syntax errors, by
-:func:`poslint.prefilter.syntax_ok` (CPython's parser without building ``ast`` objects), and
+:func:`poslint.engine.prefilter.syntax_ok` (CPython's parser without building ``ast`` objects), and
 parsed with ``ast`` only when that fails, so that POS001 is reported exactly as without the
 prefilter. ``check_text(..., prefilter=False)`` checks everything the slow way, for tests.
 """
@@ -10,18 +10,16 @@ prefilter. ``check_text(..., prefilter=False)`` checks everything the slow way, 
 from __future__ import annotations
 
 import ast
-import sys
-import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Collection, List, Optional, Tuple, TypeVar
+from typing import Collection, List, Optional, Tuple
 
-from poslint.diagnostics import Diagnostic
+from poslint.core.deep_stack import on_a_deep_stack
+from poslint.core.diagnostics import Diagnostic
+from poslint.core.source import LineIndex
 from poslint.rules import all_rules
-from poslint.source import LineIndex
 
 PARSE_ERROR = "POS001"
-T = TypeVar("T")
 
 
 @dataclass
@@ -119,52 +117,9 @@ def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, d
     return diagnostics, internal_errors
 
 
-# The analysis and the rules walk the tree recursively, a few Python frames per level, and
-# Python's default recursion limit (1000) is too low for an expression nested 1,000 deep, while
-# ``ast.parse`` accepts about 3,000 levels. Such a file is analysed again in a thread of its
-# own with a larger stack and a higher limit: about 8,000 frames for the deepest tree that
-# ``ast.parse`` builds. ``ast.parse`` itself always runs at the default limit (its own depth
-# limit grows with the recursion limit), so that everything poslint goes on to handle, libcst
-# included (see poslint.fixer), is at most that deep.
-DEEP_RECURSION_LIMIT = 20_000
-DEEP_STACK_BYTES = 256 * 1024 * 1024
-
-
-def on_a_deep_stack(function: Callable[[], T]) -> Optional[T]:
-    """``function()`` in a thread with a deep stack and recursion limit; None if it fails to
-    start or still recurses too deeply. Other exceptions are raised here."""
-    outcome: dict = {}
-
-    def target() -> None:
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, DEEP_RECURSION_LIMIT))
-        try:
-            outcome["value"] = function()
-        except RecursionError:
-            outcome["value"] = None
-        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread
-            outcome["error"] = exc
-        finally:
-            sys.setrecursionlimit(limit)
-
-    try:
-        size = threading.stack_size(DEEP_STACK_BYTES)
-        try:
-            thread = threading.Thread(target=target, name="poslint-deep-analysis", daemon=True)
-            thread.start()
-        finally:
-            threading.stack_size(size)
-    except (RuntimeError, ValueError, MemoryError):  # no thread, or no stack of that size here
-        return None
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome.get("value")
-
-
 def _cleared(text: str, path: str, codes: Collection[str]) -> bool:
     """Whether the prefilter shows that nothing selected can be reported for ``text``."""
-    from poslint.prefilter import COVERED_RULES, may_have_findings, syntax_ok
+    from poslint.engine.prefilter import COVERED_RULES, may_have_findings, syntax_ok
 
     if any(code != PARSE_ERROR and code not in COVERED_RULES for code in codes):
         return False  # a rule the prefilter's argument does not cover

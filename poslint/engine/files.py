@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, List, Sequence
 
-from poslint.source import SourceText, UndecodableSource
+from poslint.core.source import SourceText, UndecodableSource
 
 DEFAULT_EXCLUDES = (".git", ".hg", ".venv", "venv", ".tox", "build", "dist", "__pycache__", "node_modules",
                     "site-packages", ".ipynb_checkpoints")
 
-# Files found in directories: Python sources and Jupyter notebooks (see poslint.notebook).
+# Files found in directories: Python sources and Jupyter notebooks (see poslint.integrations.notebook).
 LINTED_SUFFIXES = (".py", ".ipynb")
 
 _SHEBANG = re.compile(rb"#![^\n]*\bpython[0-9.]*(?:\s|$)")

@@ -12,7 +12,7 @@ from typing import List, Optional, Tuple
 
 from poslint.analysis import ModuleFacts
 from poslint.analysis.names import canonical
-from poslint.diagnostics import Edit, Fix
+from poslint.core.diagnostics import Edit, Fix
 
 # Parameter names that carry sizes, scalars or options, not tensors: never a device source.
 _NOT_TENSORS = re.compile(r"^(self|cls|dtype|n|d|k)$|(^|_)(size|len|length|seqlen|dim|dims|num|count|base|"

@@ -19,7 +19,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple
 
-from poslint.diagnostics import Diagnostic
+from poslint.core.diagnostics import Diagnostic
 
 _CODES = r"[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*"
 _LINE = re.compile(rf"#\s*noqa(?::\s?(?P<codes>{_CODES}))?", re.IGNORECASE)

@@ -1,6 +1,6 @@
 """poslint as a flake8 plugin: ``flake8 --select POS`` reports poslint's findings with its codes.
 
-Registered as ``[project.entry-points."flake8.extension"] POS = "poslint.flake8_plugin:Plugin"``.
+Registered as ``[project.entry-points."flake8.extension"] POS = "poslint.integrations.flake8_plugin:Plugin"``.
 flake8 reads and decodes the file, parses it, and handles ``# noqa``, ``--select``/``--ignore``,
 ``per-file-ignores`` and its own configuration; poslint's ``[tool.poslint]`` table is not read in
 this mode, and every rule runs. The plugin checks the lines flake8 hands it (the file is not read
@@ -29,7 +29,7 @@ class Plugin:
         self.filename = filename
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["Plugin"]]]:
-        from poslint.checker import PARSE_ERROR, check_text
+        from poslint.engine.checker import PARSE_ERROR, check_text
         from poslint.rules import all_rules
 
         codes = [code for code in all_rules() if code != PARSE_ERROR]

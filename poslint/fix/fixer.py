@@ -25,7 +25,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence, Set, Tuple, TypeVar
 
-from poslint.diagnostics import Diagnostic, Edit, Fix
+from poslint.core.diagnostics import Diagnostic, Edit, Fix
 
 MAX_PASSES = 10
 T = TypeVar("T")
@@ -220,13 +220,13 @@ def add_imports(text: str, imports: Set[str]) -> str:
 
 def _deep_enough(function: Callable[[], T]) -> T:
     """``function()`` (a libcst call); if it recursed too deeply, again on a deep stack, as the
-    analysis does (:func:`poslint.checker.on_a_deep_stack`). The text was parsed by ``ast`` at
+    analysis does (:func:`poslint.core.deep_stack.on_a_deep_stack`). The text was parsed by ``ast`` at
     the default recursion limit, so it nests at most ~3,000 levels, which libcst handles there.
     ``RecursionError`` if even that is not enough."""
     try:
         return function()
     except RecursionError:
-        from poslint.checker import on_a_deep_stack
+        from poslint.core.deep_stack import on_a_deep_stack
 
         result = on_a_deep_stack(function)
         if result is None:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from poslint import __version__
-from poslint.diagnostics import Diagnostic, Edit, Fix
+from poslint.core.diagnostics import Diagnostic, Edit, Fix
 
 DEFAULT_DIR = ".poslint_cache"
 ENV_VAR = "POSLINT_CACHE_DIR"

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
-from poslint.checker import PARSE_ERROR, check_text, parse_error
-from poslint.config import Config, per_file_ignored
-from poslint.diagnostics import Diagnostic, Edit
-from poslint.files import check_regular, open_nonblocking, relative_to_root
-from poslint.fixer import _overlaps, applicable, fix_text, unified_diff, write_atomic
-from poslint.locations import SourceMap
-from poslint.noqa import parse_suppressions
-from poslint.source import SourceText, UndecodableSource
+from poslint.core.diagnostics import Diagnostic, Edit
+from poslint.core.source import SourceText, UndecodableSource
+from poslint.engine.checker import PARSE_ERROR, check_text, parse_error
+from poslint.engine.config import Config, per_file_ignored
+from poslint.engine.files import check_regular, open_nonblocking, relative_to_root
+from poslint.engine.noqa import parse_suppressions
+from poslint.fix.fixer import _overlaps, applicable, fix_text, unified_diff, write_atomic
+from poslint.fix.locations import SourceMap
 
 
 @dataclass
@@ -24,6 +24,10 @@ class LintOptions:
     fix: bool = False  # compute fixes (``--fix`` or ``--diff``)
     write: bool = False  # write fixed files (``--fix`` without ``--diff``)
     unsafe_fixes: bool = False
+    # Linters for files that are not Python source, by suffix: ``{".ipynb": lint_notebook}``.
+    # The edge passes them in, so that the engine never imports an integration. Each takes
+    # ``(path, data, options)`` and returns ``(FileResult, fixed bytes or None)``.
+    handlers: Dict[str, Callable] = field(default_factory=dict)
 
 
 @dataclass
@@ -46,8 +50,9 @@ def lint_file(path: str, options: LintOptions) -> FileResult:
         data = _read(path)
     except OSError as exc:
         return FileResult(path, errors=[f"{path}: cannot read: {exc.strerror or exc}"])
-    if path.endswith(".ipynb"):
-        return _lint_notebook(path, data, options)
+    handler = next((h for suffix, h in options.handlers.items() if path.endswith(suffix)), None)
+    if handler is not None:
+        return _lint_other(handler, path, data, options)
     try:
         result, source, new_text = lint_bytes(data, path, options)
     except Exception as exc:  # noqa: BLE001 - one file must not take down the run
@@ -55,7 +60,7 @@ def lint_file(path: str, options: LintOptions) -> FileResult:
         if not options.fix:
             return FileResult(path, internal_errors=[failure])
         try:  # report the findings without fixing
-            result, _, _ = lint_bytes(data, path, LintOptions(options.codes, options.config, options.ignore_noqa))
+            result, _, _ = lint_bytes(data, path, LintOptions(options.codes, options.config, options.ignore_noqa, handlers=options.handlers))
         except Exception:  # noqa: BLE001
             result = FileResult(path)
         result.internal_errors.append(failure)
@@ -96,15 +101,14 @@ def _write_fixed(path: str, data: bytes, source: SourceText, new_text: str, resu
         result.fixed = 0
 
 
-def _lint_notebook(path: str, data: bytes, options: LintOptions) -> FileResult:
-    from poslint.notebook import lint_notebook
-
+def _lint_other(handler: Callable, path: str, data: bytes, options: LintOptions) -> FileResult:
+    kind = path.rsplit(".", 1)[-1]
     try:
-        result, new_data = lint_notebook(path, data, options)
+        result, new_data = handler(path, data, options)
     except RecursionError:
-        return FileResult(path, internal_errors=[f"{path}: notebook: nests too deeply to analyse"])
-    except Exception as exc:  # noqa: BLE001 - one notebook must not take down the run
-        return FileResult(path, internal_errors=[f"{path}: notebook: {type(exc).__name__}: {exc}"])
+        return FileResult(path, internal_errors=[f"{path}: {kind}: nests too deeply to analyse"])
+    except Exception as exc:  # noqa: BLE001 - one file must not take down the run
+        return FileResult(path, internal_errors=[f"{path}: {kind}: {type(exc).__name__}: {exc}"])
     if options.write and new_data is not None:
         try:
             write_atomic(path, new_data)
@@ -166,7 +170,7 @@ def lint_text(text: str, path: str, options: LintOptions, codes: FrozenSet[str]
 
 
 def _fixed_codes(passes: List[List[Diagnostic]], unsafe_fixes: bool, fixed: int) -> Dict[str, int]:
-    """The codes of the fixes taken in each pass, chosen as :func:`poslint.fixer.fix_text` does."""
+    """The codes of the fixes taken in each pass, chosen as :func:`poslint.fix.fixer.fix_text` does."""
     counts: Counter = Counter()
     for found in passes:
         taken: List[Edit] = []

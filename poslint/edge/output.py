@@ -1,12 +1,12 @@
 """Output formats, chosen by name with ``--output-format`` (or ``POSLINT_OUTPUT_FORMAT``).
 
 A formatter takes a :class:`Report` (the sorted findings, which fixes ``--fix`` would apply, and
-a :class:`~poslint.locations.SourceMap` per file) and returns the text for stdout or
+a :class:`~poslint.fix.locations.SourceMap` per file) and returns the text for stdout or
 ``--output-file``. To add a format, add a function to :data:`FORMATTERS`; the command line
 offers every key. The formats are described for users in ``docs/configuration.md``; the JSON and
 SARIF layouts documented there are stable: fields may be added, never renamed or removed.
 
-Findings in notebooks (:class:`poslint.notebook.NotebookDiagnostic`) carry a 1-based ``cell``,
+Findings in notebooks (:class:`poslint.integrations.notebook.NotebookDiagnostic`) carry a 1-based ``cell``,
 and their rows and columns count within that cell.
 """
 
@@ -22,8 +22,8 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence
 from urllib.parse import quote
 
 from poslint import __version__
-from poslint.diagnostics import Diagnostic, Fix
-from poslint.locations import SourceMap, cell_of
+from poslint.core.diagnostics import Diagnostic, Fix
+from poslint.fix.locations import SourceMap, cell_of
 
 Applicable = Callable[[Diagnostic], bool]
 

@@ -1,0 +1,1 @@
+"""Foundations every layer uses: diagnostics and source text."""

@@ -1,0 +1,1 @@
+"""What users touch: the command line, verify's command line and output formats."""

@@ -1,0 +1,1 @@
+"""Linting files: discovery, configuration, noqa, cache, parallel runs, prefilter, checker."""

@@ -1,0 +1,1 @@
+"""Fixes: building blocks for rules, applying edits to a file, mapping locations."""

@@ -1,0 +1,1 @@
+"""poslint inside other tools: the flake8 plugin and Jupyter notebooks."""
