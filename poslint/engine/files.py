@@ -28,15 +28,15 @@ import stat
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, List, Sequence
+from typing import Callable, Iterable, List, Optional, Sequence
 
 from poslint.core.source import SourceText, UndecodableSource
 
 DEFAULT_EXCLUDES = (".git", ".hg", ".venv", "venv", ".tox", "build", "dist", "__pycache__", "node_modules",
                     "site-packages", ".ipynb_checkpoints")
 
-# Files found in directories: Python sources and Jupyter notebooks (see poslint.integrations.notebook).
-LINTED_SUFFIXES = (".py", ".ipynb")
+# Files found in directories: Python sources, stubs and Jupyter notebooks (see poslint.integrations.notebook).
+LINTED_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 _SHEBANG = re.compile(rb"#![^\n]*\bpython[0-9.]*(?:\s|$)")
 
@@ -122,12 +122,17 @@ class Discovery:
     errors: List[str] = field(default_factory=list)  # missing paths, unreadable directories
 
 
-def discover(paths: Sequence[str], excludes: Iterable[str], root: Path, force_exclude: bool) -> Discovery:
+def discover(paths: Sequence[str], excludes: Iterable[str], root: Path, force_exclude: bool,
+             exclusion: Optional[Callable[[str, bool], bool]] = None) -> Discovery:
+    """``exclusion(path, named)``, when given, replaces the test of ``excludes`` from ``root``;
+    ``named`` says that the path was given (and ``--force-exclude`` is on) rather than walked."""
     excludes = tuple(excludes)
     result = Discovery()
     seen = set()
 
-    def excluded(path: str) -> bool:
+    def excluded(path: str, named: bool = False) -> bool:
+        if exclusion is not None:
+            return exclusion(path, named)
         rel = relative_to_root(path, root)
         return any(glob_matches(pattern, rel) for pattern in excludes)
 
@@ -169,7 +174,7 @@ def discover(paths: Sequence[str], excludes: Iterable[str], root: Path, force_ex
             reason = "symbolic link loop" if _is_loop(path) else "broken symbolic link (its target does not exist)"
             result.errors.append(f"{given}: no such file or directory: {reason}")
             continue
-        if force_exclude and excluded(path):
+        if force_exclude and excluded(path, named=True):
             continue
         if os.path.isdir(path):
             tree = os.path.realpath(path)
@@ -180,7 +185,7 @@ def discover(paths: Sequence[str], excludes: Iterable[str], root: Path, force_ex
                     if name.endswith(LINTED_SUFFIXES) and not excluded(child):
                         walked_file(child, tree)
             continue
-        if path.endswith(LINTED_SUFFIXES + (".pyi",)):  # a named stub is Python too (pre-commit passes them)
+        if path.endswith(LINTED_SUFFIXES):
             add(path)
             continue
         try:
