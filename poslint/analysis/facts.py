@@ -81,6 +81,8 @@ class Store:
     value: Value
     value_node: Optional[ast.AST]
     site: Site
+    # The string expression that names the attribute (register_buffer, setattr); None for ``self.x = ...``.
+    name_node: Optional[ast.AST] = None
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ from poslint.analysis.lattice import (
     tensor,
 )
 
-MAX_CALL_DEPTH = 6
+# Deep enough for helpers that call helpers; recursion is cut by the call stack, cost by the memo.
+MAX_CALL_DEPTH = 24
 
 DTYPES = {
     "torch.bfloat16": Prec.LOW, "torch.float16": Prec.LOW,
@@ -72,8 +73,10 @@ CREATION_DEFAULT = frozenset({"ones", "zeros", "empty", "full", "rand", "randn",
                               "logspace", "eye"})
 LIKE = frozenset({"ones_like", "zeros_like", "empty_like", "full_like", "rand_like", "randn_like"})
 CONCAT = frozenset({"cat", "stack", "hstack", "vstack", "dstack", "column_stack"})
+# Module methods that hold a tensor under a name, and the storage they give it.
+MODULE_REGISTRATIONS = {"register_buffer": "buffer", "register_parameter": "parameter"}
 CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
-CONSTRUCTION_ROOTS = frozenset({"__init__", "__post_init__", "reset_parameters", "_init_weights",
+CONSTRUCTION_ROOTS = frozenset({"__init__", "__post_init__", "post_init", "reset_parameters", "_init_weights",
                                 "__new__", "__setstate__"})
 # Inputs that hold indices or masks by convention (input_ids, attention_mask, labels...).
 INTEGER_INPUT = re.compile(r"(^|[._])(\w*_ids?|ids|\w*mask\w*|labels?|indices|index)$")
@@ -135,6 +138,10 @@ class ClassInfo:
         for cls in self.mro():
             if name in cls.attrs:
                 return cls.attrs[name]
+        for cls in self.mro():
+            for key, found in cls.attrs.items():
+                if family_matches(key, name):
+                    return found
         return None
 
     def mro(self) -> List["ClassInfo"]:
@@ -165,6 +172,48 @@ def _is_autocast_off_call(call: ast.AST, names) -> bool:
         if kw.arg == "dtype" and (names.qualname(kw.value) in ("torch.float32", "torch.float64")):
             return True
     return False
+
+
+# A computed attribute name (``f"{kind}_inv_freq"``) names a family of attributes; each unknown
+# part is a wildcard.
+WILDCARD = "*"
+
+
+def family_matches(key: str, name: str) -> bool:
+    """Whether attribute ``key`` and attribute ``name`` can be the same (either may be a family)."""
+    if key == name:
+        return True
+    if WILDCARD not in key and WILDCARD not in name:
+        return False
+    if WILDCARD in name and WILDCARD not in key:
+        key, name = name, key
+    pattern = "".join(".+" if part == WILDCARD else re.escape(part) for part in re.split(r"(\*)", key))
+    return re.fullmatch(pattern, name.replace(WILDCARD, "x")) is not None
+
+
+def _nested_blocks(stmt: ast.stmt) -> List[Sequence[ast.stmt]]:
+    """The statement blocks of a compound statement that runs them in the same scope: ``if``/
+    ``else`` (version switches), ``try``/``except ImportError`` (fallbacks), ``with``, ``match``."""
+    if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+        return [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [stmt.body]
+    if isinstance(stmt, getattr(ast, "Match", ())):
+        return [case.body for case in stmt.cases]
+    return []
+
+
+def _class_body(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
+    """The statements of a class body, with those inside its ``if``/``try``/``with`` blocks."""
+    for stmt in body:
+        blocks = _nested_blocks(stmt)
+        if blocks:
+            for block in blocks:
+                yield from _class_body(block)
+        else:
+            yield stmt
 
 
 def _tail_name(func: ast.AST) -> str:
@@ -279,7 +328,7 @@ class Interpreter:
             bases = [b.id if isinstance(b, ast.Name) else _tail_name(b) for b in stmt.bases]
             cls = ClassInfo(stmt, stmt.name, bases)
             nested = []
-            for item in stmt.body:
+            for item in _class_body(stmt.body):
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     fn = FunctionInfo(item, f"{stmt.name}.{item.name}", cls)
                     fn.autocast_off = any(_is_autocast_off_call(d, self.names) for d in item.decorator_list)
@@ -297,9 +346,9 @@ class Interpreter:
                     for target in item.targets:
                         if _is_self_attr(target):
                             cls.instance_attrs[target.attr] = item.value.func.id
-        elif isinstance(stmt, (ast.If, ast.Try)):
-            for child in ast.iter_child_nodes(stmt):
-                if isinstance(child, ast.stmt):
+        else:
+            for block in _nested_blocks(stmt):
+                for child in block:
                     self._collect_stmt(child)
 
     def _compute_runtime(self) -> None:
@@ -356,6 +405,14 @@ class Interpreter:
             stack.extend(ast.iter_child_nodes(child))
 
     def _syntactic_callees(self, fn: FunctionInfo) -> Iterable[FunctionInfo]:
+        if fn.cls is not None:
+            # A method passed on as a value (``self.apply(self._init_weights)``, ``build = self._build``)
+            # runs where the code that mentions it runs, however it is finally called.
+            for node in ast.walk(fn.node):
+                if _is_self_attr(node) and isinstance(node.ctx, ast.Load):
+                    method = fn.cls.lookup_method(node.attr)
+                    if method is not None:
+                        yield method
         for call in self._calls_in(fn.node):
             func = call.func
             if isinstance(func, ast.Name):
@@ -659,11 +716,7 @@ class Interpreter:
                     value if value.sort is Sort.TENSOR else UNKNOWN)
                 self.assign(elt, part, frame, None)
         elif _is_self_attr(target) and frame.cls is not None:
-            storage = "parameter" if self._is_parameter_value(value) else "plain"
-            if storage == "plain":
-                existing = self._attr_storage(frame.cls, target.attr)
-                storage = existing if existing in ("buffer", "parameter") and value.is_tensor else "plain"
-            self.store_attr(frame, target.attr, storage, value, target, value_node)
+            self.assign_attr(frame, target.attr, value, target, value_node)
         elif isinstance(target, ast.Subscript):
             # ``pe[:, 0::2] = torch.sin(...)``: the container takes on the roles written into it.
             base = target.value
@@ -676,6 +729,19 @@ class Interpreter:
                                                    recent=current.recent | value.recent)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, frame, None)
+
+    def assign_attr(self, frame: Frame, attr: str, value: Value, node: ast.AST, value_node: Optional[ast.AST],
+                    name_node: Optional[ast.AST] = None) -> None:
+        """``self.attr = value`` (or ``setattr``): ``nn.Parameter``/``nn.Buffer`` values make a
+        parameter/buffer; a tensor assigned to an existing buffer or parameter keeps its storage."""
+        storage = value.payload_key if value.payload_key in ("parameter", "buffer") else "plain"
+        if storage == "plain":
+            existing = self._attr_storage(frame.cls, attr)
+            storage = existing if existing in ("buffer", "parameter") and value.is_tensor else "plain"
+        self.store_attr(frame, attr, storage, value, node, value_node, name_node=name_node)
+
+    def _is_builtin(self, name: str, frame: Frame) -> bool:
+        return name not in frame.env and name not in self.globals and name not in self.functions
 
     def write_into_attr(self, frame: Frame, attr_node: ast.Attribute, value: Value, node: ast.AST,
                         value_node: Optional[ast.AST]) -> None:
@@ -694,14 +760,10 @@ class Interpreter:
         pending = self._next_attrs.get(cls.name, {}).get(attr)
         return (pending or found or (None, None))[0]
 
-    @staticmethod
-    def _is_parameter_value(value: Value) -> bool:
-        return value.payload_key == "parameter"
-
     def store_attr(self, frame: Frame, attr: str, storage: str, value: Value,
-                   node: ast.AST, value_node: Optional[ast.AST]) -> None:
+                   node: ast.AST, value_node: Optional[ast.AST], name_node: Optional[ast.AST] = None) -> None:
         cls = frame.cls
-        if value.payload_key == "parameter":
+        if value.payload_key in ("parameter", "buffer"):
             value = value.with_(payload=None, payload_key=None)
         frame.env[f"self.{attr}"] = value
         self._escape(value)
@@ -713,7 +775,8 @@ class Interpreter:
             value = merge(old[1], value)
         bucket[attr] = (storage, value)
         if self.recording and value.is_tensor:
-            self._record(Store(node, cls.name, attr, storage, frame.env[f"self.{attr}"], value_node, frame.site()),
+            self._record(Store(node, cls.name, attr, storage, frame.env[f"self.{attr}"], value_node, frame.site(),
+                               name_node),
                          ("store", node_key(node), storage, frame.env[f"self.{attr}"], frame.site()))
 
     def _record(self, fact, key) -> None:
@@ -817,35 +880,60 @@ class Interpreter:
             return Value(sort=Sort.OTHER, payload=_MethodOf(owner, node.attr))
         return UNKNOWN
 
-    def read_attr(self, node: ast.Attribute, frame: Frame) -> Value:
-        key = f"self.{node.attr}"
+    def attr_name(self, node: Optional[ast.AST], frame: Frame) -> Optional[str]:
+        """The attribute a string expression names: ``"inv_freq"``, or a family such as
+        ``f"{kind}_inv_freq"`` -> ``"*_inv_freq"``; None when nothing of it is known."""
+        if isinstance(node, ast.Constant):
+            return node.value if isinstance(node.value, str) else None
+        if isinstance(node, ast.JoinedStr):
+            parts = [self.attr_name(v.value, frame) or WILDCARD if isinstance(v, ast.FormattedValue)
+                     else (v.value if isinstance(v, ast.Constant) else WILDCARD) for v in node.values]
+            name = "".join(parts)
+            return name if name.replace(WILDCARD, "") else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.attr_name(node.left, frame), self.attr_name(node.right, frame)
+            name = (left or WILDCARD) + (right or WILDCARD)
+            return name if name.replace(WILDCARD, "") else None
+        if isinstance(node, ast.Name):
+            key = self.eval(node, frame).payload_key
+            if isinstance(key, tuple) and key[0] == "const" and isinstance(key[1], str):
+                return key[1]
+        return None
+
+    def _is_own_instance(self, value: Value, frame: Frame) -> bool:
+        return frame.cls is not None and value.sort is Sort.INSTANCE and value.payload is frame.cls
+
+    def read_attr(self, node: ast.AST, frame: Frame, name: Optional[str] = None) -> Value:
+        """``self.<attr>``, or ``getattr(self, name)`` at ``node`` with ``name`` given."""
+        name = node.attr if name is None else name
+        key = f"self.{name}"
         if key in frame.env:
             return frame.env[key]
         cls = frame.cls
-        found = cls.lookup_attr(node.attr)
-        method = cls.lookup_method(node.attr)
+        found = cls.lookup_attr(name)
+        method = cls.lookup_method(name)
         if found is None:
             if method is not None:
                 return Value(sort=Sort.CALLABLE, payload=(method, frame.env.get("self", UNKNOWN)),
                              payload_key=("method", method.qual))
-            inst = _lookup_instance(cls, node.attr, self.classes)
+            inst = _lookup_instance(cls, name, self.classes)
             if inst is not None:
                 return Value(sort=Sort.INSTANCE, payload=inst, payload_key=inst.name)
-            return self._hint(node.attr, UNKNOWN)
+            return self._hint(name, UNKNOWN)
         storage, value = found
         if value.sort is Sort.INSTANCE:
             return value
-        value = self._hint(node.attr, value)
+        value = self._hint(name, value)
         converted = storage in ("buffer", "parameter") and frame.runtime and value.prec is not Prec.INT \
-            and not any(node.attr in c.restored_attrs for c in cls.mro())
+            and not any(family_matches(restored, name) for c in cls.mro() for restored in c.restored_attrs)
         if converted and (value.is_tensor or value.roles):
-            self._record(AttrRead(node, cls.name, node.attr, frame.site()), ("read", node_key(node)))
-            reason = f"{storage} '{node.attr}'"
+            self._record(AttrRead(node, cls.name, name, frame.site()), ("read", node_key(node)))
+            reason = f"{storage} '{name}'"
             origin = Origin.at(node, reason, Prec.CONVERTED, relative=value.relative)
             if value.is_complex:
                 # module.to(torch.bfloat16) turns a complex buffer real (it drops the imaginary part).
                 return value.with_(sort=Sort.TENSOR, origin=origin,
-                                   payload=("complex-buffer", node.attr), payload_key=("complex-buffer", node.attr))
+                                   payload=("complex-buffer", name), payload_key=("complex-buffer", name))
             return value.with_(sort=Sort.TENSOR, prec=Prec.CONVERTED, origin=origin,
                                rounded=None)
         return value
@@ -1106,16 +1194,26 @@ class Interpreter:
             if k.arg is None:
                 self.eval(k.value, frame)
 
-        # self.register_buffer / register_parameter / setattr
-        if isinstance(func, ast.Attribute) and func.attr in ("register_buffer", "register_parameter") \
-                and frame.cls is not None and node.args:
-            name = node.args[0]
-            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+        # The module API that holds tensors: register_buffer / register_parameter, and the
+        # builtins setattr / getattr on the module itself (names may be computed: a family).
+        if isinstance(func, ast.Attribute) and func.attr in MODULE_REGISTRATIONS and frame.cls is not None \
+                and node.args and self._is_own_instance(self.eval(func.value, frame), frame):
+            name = self.attr_name(node.args[0], frame)
+            if name is not None:
                 value = args[1] if len(args) > 1 else kwargs.get("tensor", kwargs.get("param", UNKNOWN))
                 value_node = node.args[1] if len(node.args) > 1 else None
-                storage = "buffer" if func.attr == "register_buffer" else "parameter"
-                self.store_attr(frame, name.value, storage, value.with_(payload_key=None)
-                                if value.payload_key == "parameter" else value, node, value_node)
+                storage = MODULE_REGISTRATIONS[func.attr]
+                self.store_attr(frame, name, storage, value, node, value_node, name_node=node.args[0])
+            return UNKNOWN
+        if isinstance(func, ast.Name) and func.id in ("setattr", "getattr") and self._is_builtin(func.id, frame) \
+                and len(args) >= 2 and self._is_own_instance(args[0], frame):
+            name = self.attr_name(node.args[1], frame)
+            if name is None:
+                return UNKNOWN
+            if func.id == "getattr":
+                return self.read_attr(node, frame, name=name)
+            if len(args) >= 3:
+                self.assign_attr(frame, name, args[2], node, node.args[2], name_node=node.args[1])
             return UNKNOWN
 
         if isinstance(func, ast.Attribute) and func.attr in ("copy_", "index_copy_") and \
@@ -1200,9 +1298,9 @@ class Interpreter:
             return UNKNOWN
         if name == "get_default_dtype":
             return frame.default
-        if name == "Parameter" or qual == "torch.nn.parameter.Parameter":
+        if name in ("Parameter", "Buffer") and module in ("torch.nn", "torch.nn.parameter"):
             base = args[0] if args else kwargs.get("data", UNKNOWN)
-            return base.with_(sort=Sort.TENSOR, payload_key="parameter")
+            return base.with_(sort=Sort.TENSOR, payload_key=name.lower())
         if name == "Tensor" and args:  # legacy constructor: default tensor type
             return self._creation_value(node, name, args, kwargs, frame, roles_from=args[0],
                                         default_reason="torch.Tensor(...) uses the default dtype")
@@ -1484,7 +1582,7 @@ class Interpreter:
                             is_complex=target.is_complex,
                             payload=None if value.sort is Sort.TENSOR else value.payload,
                             payload_key=None if value.sort is Sort.TENSOR and value.payload_key not in (
-                                "parameter",) else value.payload_key)
+                                "parameter", "buffer") else value.payload_key)
         if value.payload_key and isinstance(value.payload_key, tuple) and value.payload_key[0] == "complex-buffer":
             after = after.with_(payload=None, payload_key=None)
         if record and (before.roles or before.is_complex):
@@ -1559,16 +1657,34 @@ def _element_of(iterated: Value) -> Value:
 
 
 def _attrs_written(function: ast.AST) -> Set[str]:
-    """Attributes a method (re)assigns: ``self.x = ...`` or ``self.register_buffer("x", ...)``."""
+    """Attributes a method (re)assigns: ``self.x = ...``, ``setattr(self, name, ...)`` or
+    ``self.register_buffer(name, ...)``; computed names as families."""
     out = set()
     for node in ast.walk(function):
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             out |= {t.attr for t in targets if _is_self_attr(t)}
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr == "register_buffer" and node.args and isinstance(node.args[0], ast.Constant):
-            out.add(node.args[0].value)
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in MODULE_REGISTRATIONS:
+                name = literal_attr_name(node.args[0])
+            elif isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) > 1:
+                name = literal_attr_name(node.args[1])
+            else:
+                continue
+            if name is not None:
+                out.add(name)
     return out
+
+
+def literal_attr_name(node: ast.AST) -> Optional[str]:
+    """The attribute a string literal or f-string names, with each formatted part a wildcard."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        name = "".join(v.value if isinstance(v, ast.Constant) else WILDCARD for v in node.values)
+        return name if name.replace(WILDCARD, "") else None
+    return None
 
 
 def _is_self_attr(node: ast.AST) -> bool:

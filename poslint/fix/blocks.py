@@ -211,7 +211,6 @@ def keep_float32_copy(facts: ModuleFacts, attr: str, cls: str, is_complex: bool 
     non-persistent *integer* buffer that views the same float32 bits (module conversions skip
     integer buffers but still move them between devices), and read the frequencies from that view
     wherever the forward path used the rounded tensor. ``state_dict()`` is unchanged."""
-    bits = f"_{attr}_bits"
     int_dtype, _ = torch_attr(facts, "int64" if is_complex else "int32")
     float_dtype, _ = torch_attr(facts, "complex64" if is_complex else "float32")
     upcast = "" if is_complex else ".float()"
@@ -226,14 +225,40 @@ def keep_float32_copy(facts: ModuleFacts, attr: str, cls: str, is_complex: bool 
         if statement is None or not frozen or facts.parent_of(statement) is None:
             return None
         indent = indent_of(facts, statement)
+        bits = _bits_name(facts, attr, store.name_node)
+        computed = store.name_node is not None and not isinstance(store.name_node, ast.Constant)
+        held = f"getattr(self, {facts.source(store.name_node)})" if computed else f"self.{attr}"
         comment = f"# '{attr}' at full precision: module.to(dtype) converts floating buffers, not integer ones"
-        register = f'self.register_buffer("{bits}", self.{attr}{upcast}.view({int_dtype}), persistent=False)'
+        register = f'self.register_buffer({bits}, {held}{upcast}.view({int_dtype}), persistent=False)'
         edits.append(insert_after(facts, statement, f"{newline}{indent}{comment}{newline}{indent}{register}"))
     if not edits:
         return None
     reads = {id(read.node): read.node for read in facts.value_reads(attr, related)}
-    edits += [replace(facts, node, f"self.{bits}.view({float_dtype})") for node in reads.values()]
+    for node in reads.values():
+        if isinstance(node, ast.Call):  # getattr(self, name)
+            bits = f"getattr(self, {_bits_name(facts, attr, node.args[1])})"
+        else:
+            bits = f"self._{attr}_bits"
+        edits.append(replace(facts, node, f"{bits}.view({float_dtype})"))
     return edits
+
+
+# A string literal, with its prefix and quotes: the name of a buffer.
+STRING_LITERAL = re.compile(r"""([rRfFuU]{0,2})('''|\"\"\"|'|")(.*)\2""", re.S)
+
+
+def _bits_name(facts: ModuleFacts, attr: str, name_node: Optional[ast.AST]) -> str:
+    """The string expression naming the bits buffer of ``attr``: ``"_inv_freq_bits"``; for a name
+    given as an expression (``f"{kind}_inv_freq"``), that expression with ``_`` before and
+    ``_bits`` after, so that each member of a family of buffers gets its own bits buffer."""
+    if name_node is None:
+        return f'"_{attr}_bits"'
+    source = facts.source(name_node)
+    literal = STRING_LITERAL.fullmatch(source)
+    if isinstance(name_node, (ast.Constant, ast.JoinedStr)) and literal:
+        prefix, quote, body = literal.groups()
+        return f"{prefix}{quote}_{body}_bits{quote}"
+    return f'"_" + ({source}) + "_bits"'
 
 
 def _frozen_parameter(facts: ModuleFacts, value_node: Optional[ast.AST]) -> bool:
