@@ -886,7 +886,7 @@ class Interpreter:
         if isinstance(node, ast.Constant):
             return node.value if isinstance(node.value, str) else None
         if isinstance(node, ast.JoinedStr):
-            parts = [self.attr_name(v.value, frame) or WILDCARD if isinstance(v, ast.FormattedValue)
+            parts = [(self.attr_name(v.value, frame) or WILDCARD) if isinstance(v, ast.FormattedValue)
                      else (v.value if isinstance(v, ast.Constant) else WILDCARD) for v in node.values]
             name = "".join(parts)
             return name if name.replace(WILDCARD, "") else None
@@ -894,8 +894,9 @@ class Interpreter:
             left, right = self.attr_name(node.left, frame), self.attr_name(node.right, frame)
             name = (left or WILDCARD) + (right or WILDCARD)
             return name if name.replace(WILDCARD, "") else None
-        if isinstance(node, ast.Name):
-            key = self.eval(node, frame).payload_key
+        if isinstance(node, ast.Name) and node.id not in frame.env:
+            # A module constant names one attribute; a local or a parameter may name any.
+            key = self.globals.get(node.id, UNKNOWN).payload_key
             if isinstance(key, tuple) and key[0] == "const" and isinstance(key[1], str):
                 return key[1]
         return None
