@@ -174,6 +174,8 @@ def _is_autocast_off_call(call: ast.AST, names) -> bool:
     return False
 
 
+FLOAT32_DEFAULT = dtype_value(Prec.F32, None)
+
 # A computed attribute name (``f"{kind}_inv_freq"``) names a family of attributes; each unknown
 # part is a wildcard.
 WILDCARD = "*"
@@ -281,6 +283,7 @@ class Interpreter:
         tree = self.facts.tree
         self._collect(tree)
         self._compute_runtime()
+        self.sets_default_dtype = "set_default_" in self.facts.text
         entries = self._entry_points()
         # Round 1 learns what each attribute holds; round 2 records facts with that knowledge.
         for recording in (False, True):
@@ -456,7 +459,16 @@ class Interpreter:
                 break
         self.globals = dict(frame.env)
 
-    def _default_dtype(self) -> Value:
+    def _default_dtype(self, fn: Optional[FunctionInfo] = None) -> Value:
+        """What "the default dtype" means where ``fn`` starts (module level for None).
+
+        Loaders set a 16-bit default only while they construct the model, so it is a hazard in
+        construction code and in code of unknown phase (a free function nothing here calls).
+        Imports and the forward path run with float32, unless this file sets a default itself.
+        """
+        known_after_construction = fn is None or (fn.runtime and (fn.cls is not None or fn.callers))
+        if known_after_construction and not self.sets_default_dtype:
+            return FLOAT32_DEFAULT
         return dtype_value(Prec.DEFAULT, None)
 
     # ---- calls -------------------------------------------------------------------------
@@ -467,7 +479,7 @@ class Interpreter:
             return UNKNOWN
         node = fn.node
         autocast_off = fn.autocast_off or bool(caller and caller.autocast_off)
-        default = caller.default if caller else self._default_dtype()
+        default = caller.default if caller else self._default_dtype(fn)
         key = (id(fn), tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
                autocast_off, default, standalone)
         if key in self.memo:
@@ -1329,7 +1341,9 @@ class Interpreter:
             value = value.with_(roles=frozenset({Role.SLOPES if _is_pow2_base(base) else Role.FREQS}))
             return self._creation(node, value, frame)
         if name in CREATION_DEFAULT:
-            value = self._creation_value(node, name, args, kwargs, frame, roles_from=None,
+            # ``full(shape, r)`` holds r: a power of two stays the base of a geometric sequence.
+            fill = args[1] if name == "full" and len(args) > 1 else kwargs.get("fill_value") if name == "full" else None
+            value = self._creation_value(node, name, args, kwargs, frame, roles_from=fill,
                                          default_reason=f"torch.{name}(...) without dtype")
             if _square_shape(self.facts, node):
                 value = value.with_(thin=False)  # an [S, S] mask: adding it makes a bias full
@@ -1337,8 +1351,10 @@ class Interpreter:
         if name in LIKE:
             like = args[0] if args else UNKNOWN
             dtype = self._dtype_arg(kwargs, node)
+            fill = args[1] if name == "full_like" and len(args) > 1 else kwargs.get("fill_value", UNKNOWN)
             base = tensor(like.prec, like.origin, is_complex=like.is_complex,
-                          payload_key="ones" if name == "ones_like" else None)
+                          payload_key="ones" if name == "ones_like" else None,
+                          roles=fill.roles & {Role.POW2} if name == "full_like" else frozenset())
             return self.cast(base, dtype, node, node, frame) if dtype else base
         if name in TRIG or name in ("cos_", "sin_"):
             return self.trig(node, args[0] if args else UNKNOWN, frame)
