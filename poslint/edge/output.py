@@ -35,6 +35,7 @@ class Report:
     diagnostics: Sequence[Diagnostic]  # sorted
     applicable: Applicable = lambda d: False  # noqa: E731 - whether --fix would apply the finding's fix
     sources: Mapping[str, SourceMap] = field(default_factory=dict)  # by path
+    color: bool = False  # ANSI colours in the concise and full formats (--color)
 
     def source(self, d: Diagnostic) -> Optional[SourceMap]:
         return self.sources.get(d.path)
@@ -90,7 +91,13 @@ def location(d: Diagnostic) -> str:
 
 def _headline(d: Diagnostic, report: Report) -> str:
     marker = " [*]" if report.applicable(d) else ""
-    return f"{location(d)}: {d.code}{marker} {d.message}"
+    if not report.color:
+        return f"{location(d)}: {d.code}{marker} {d.message}"
+    import click
+
+    where = click.style(location(d), bold=True)
+    code = click.style(d.code, fg="red", bold=True)
+    return f"{where}: {code}{click.style(marker, fg='cyan')} {d.message}"
 
 
 def _fix_summary(fix: Fix) -> str:

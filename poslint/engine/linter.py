@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from poslint.core.diagnostics import Diagnostic, Edit
@@ -28,6 +28,8 @@ class LintOptions:
     # The edge passes them in, so that the engine never imports an integration. Each takes
     # ``(path, data, options)`` and returns ``(FileResult, fixed bytes or None)``.
     handlers: Dict[str, Callable] = field(default_factory=dict)
+    # Codes whose fixes are never applied (``--unfixable``): their findings lose the fix when fixing.
+    unfixable: FrozenSet[str] = frozenset()
 
 
 @dataclass
@@ -151,6 +153,8 @@ def lint_text(text: str, path: str, options: LintOptions, codes: FrozenSet[str]
         found = checked.diagnostics
         if found and not options.ignore_noqa:
             found = parse_suppressions(text).filter(found)
+        if options.fix and options.unfixable:
+            found = [replace(d, fix=None) if d.code in options.unfixable else d for d in found]
         passes.append(found)
         return found, checked.internal_errors
 
