@@ -57,14 +57,15 @@ def project(tmp_path: Path, files: dict) -> Path:
     work = tmp_path / "project"
     work.mkdir()
     for name, text in files.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
         (work / name).write_text(text, encoding="utf-8")
     git("init", "-q", cwd=work)
     git("add", "-A", cwd=work)
     return work
 
 
-def pre_commit(args, cwd: Path, home: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PRE_COMMIT_HOME=str(home), PRE_COMMIT_COLOR="never", NO_COLOR="1")
+def pre_commit(args, cwd: Path, home: Path, **env_vars: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PRE_COMMIT_HOME=str(home), PRE_COMMIT_COLOR="never", NO_COLOR="1", **env_vars)
     env.pop("POSLINT_OUTPUT_FORMAT", None)
     return subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=900)
@@ -84,7 +85,7 @@ def test_hook_definition_follows_ruff_pre_commit_conventions():
     assert hook["id"] == "poslint" and hook["language"] == "python"
     assert hook["entry"] == "poslint --force-exclude" and "args" not in hook
     assert hook["types_or"] == ["python", "pyi", "jupyter"]
-    assert hook["require_serial"] is False  # no cache, each file fixed on its own
+    assert hook["require_serial"] is False  # each file fixed on its own; the cache tolerates parallel runs
 
 
 def test_buggy_file_fails_and_clean_file_passes(tmp_path, hook_repo, pre_commit_home):
@@ -157,3 +158,33 @@ def test_named_stub_files_are_linted_without_a_note(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["types.pyi"])
     assert result.exit_code == 0 and result.stdout == ""
     assert "skipped" not in result.stderr
+
+
+def _findings(output: str) -> set:
+    return {line.strip() for line in output.splitlines() if ": POS" in line}
+
+
+def test_nested_configurations_give_one_result_however_pre_commit_batches(tmp_path, hook_repo, pre_commit_home):
+    """One commit with a root and a nested project: all files in one poslint run, and each file in
+    a run of its own, report exactly the same findings (each file uses its closest config)."""
+    repo, _ = hook_repo
+    files = {"pyproject.toml": '[tool.poslint]\nignore = ["POS102"]\n', "top.py": BUGGY,
+             "sub/pyproject.toml": '[tool.poslint]\nextend = "../pyproject.toml"\nignore = ["POS103"]\n',
+             "sub/inner.py": BUGGY, "sub/deeper/more.py": BUGGY,
+             "other/poslint.toml": 'select = ["POS103"]\n', "other/o.py": BUGGY}
+    work = project(tmp_path, files)
+    one_batch = pre_commit(["try-repo", str(repo), "poslint", "--all-files", "--verbose"], work, pre_commit_home,
+                           PRE_COMMIT_NO_CONCURRENCY="1")
+    assert one_batch.returncode == 1, one_batch.stdout + one_batch.stderr
+    separately = set()
+    for name in sorted(n for n in files if n.endswith(".py")):
+        alone = pre_commit(["try-repo", str(repo), "poslint", "--verbose", "--files", name], work, pre_commit_home)
+        assert alone.returncode == 1, alone.stdout + alone.stderr
+        separately |= _findings(alone.stdout)
+    assert _findings(one_batch.stdout) == separately
+    codes = {(line.split(":")[0], line.split(": ")[1].split()[0]) for line in separately}
+    assert codes == {("top.py", "POS101"), ("top.py", "POS103"), ("sub/inner.py", "POS101"),
+                     ("sub/deeper/more.py", "POS101"), ("other/o.py", "POS103")}
+    # The hook's cache stays out of git's way: it ignores itself.
+    assert (work / ".poslint_cache").is_dir() and (work / "sub" / ".poslint_cache").is_dir()
+    assert ".poslint_cache" not in git("status", "--porcelain", "--untracked-files=all", cwd=work)

@@ -155,7 +155,7 @@ def _table_of(path: Path) -> Optional[object]:
 
 
 def _where(path: Path) -> str:
-    return f"{path}: [tool.poslint]" if path.name == "pyproject.toml" else f"{path}:"
+    return f"{path}: [tool.poslint]" if path.name == "pyproject.toml" else str(path)
 
 
 def load_config(path: Path) -> Config:
@@ -247,7 +247,7 @@ def parse_table(table: object, path: Optional[Path], where: Optional[str] = None
         raise ConfigError(f"{where} extend: expected the path of a TOML file, got {_describe(extend)}")
     if extend is not None and path is not None:
         extend_path = Path(os.path.expanduser(extend))
-        extend = extend_path if extend_path.is_absolute() else path.parent / extend_path
+        extend = Path(os.path.normpath(extend_path if extend_path.is_absolute() else path.parent / extend_path))
 
     return Config(path=path, selection=selection, per_file_ignores=per_file("per-file-ignores"),
                   exclude=strings("exclude"), extend_exclude=strings("extend-exclude") or (),
