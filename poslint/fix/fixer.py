@@ -23,7 +23,7 @@ import stat
 import tempfile
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence, Set, Tuple, TypeVar
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from poslint.core.diagnostics import Diagnostic, Edit, Fix
 
@@ -215,14 +215,135 @@ def add_imports(text: str, imports: Set[str]) -> str:
             module = imp.module or ""
             for alias in imp.names:
                 AddImportsVisitor.add_needed_import(context, module, alias.name, alias.asname, imp.level)
-    return _deep_enough(lambda: AddImportsVisitor(context).transform_module(libcst.parse_module(text)).code)
+    return with_libcst(text, lambda normal: AddImportsVisitor(context).transform_module(
+        libcst.parse_module(normal)).code)
+
+
+class LibcstLimit(Exception):
+    """A text that libcst cannot be trusted with (its native parser would crash on it); the message says why."""
+
+
+# libcst's native parser recurses once per level of the tree it builds, where a boolean chain
+# (``x and x and ...``) of n operands is n levels deep although ``ast`` keeps it flat. On the
+# 8 MB main stack it overflows (a segmentation fault, not an exception) at about 7,500 levels,
+# so deeper texts go straight to the deep stack, where it raises RecursionError at about 30,000.
+# Deeper than LIBCST_MAX_DEPTH, libcst is not called at all.
+LIBCST_MAIN_DEPTH = 2_000
+LIBCST_MAX_DEPTH = 20_000
+# libcst fails on about 4,000 implicitly concatenated strings (and recurses on a few hundred):
+# a run this long is handed to it as one placeholder string and put back afterwards.
+LONG_STRING_RUN = 200
+
+
+def libcst_depth(tree: ast.AST) -> int:
+    """How deep libcst's tree for ``tree``'s text is, counting a boolean chain as nested pairs."""
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        inner = depth + (len(node.values) - 1 if isinstance(node, ast.BoolOp) else 1)
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def with_libcst(text: str, transform: Callable[[str], str]) -> str:
+    """``transform(text)`` (libcst code that returns new text), run where libcst cannot crash,
+    on a text that libcst accepts: lines ending in a lone CR and form feeds in indentation are
+    normalised and very long runs of implicitly concatenated strings replaced by placeholders,
+    and the result is restored. :class:`LibcstLimit` if the text is too deep for libcst,
+    ``RecursionError`` if libcst still recursed too deeply, ``ValueError`` if the result cannot
+    be restored."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        depth = libcst_depth(ast.parse(text))
+    if depth > LIBCST_MAX_DEPTH:
+        raise LibcstLimit(f"its syntax tree is {depth} levels deep for libcst (a long boolean chain?), "
+                          f"more than the {LIBCST_MAX_DEPTH} that libcst can parse without crashing")
+    normal = Normalised(text)
+    if depth > LIBCST_MAIN_DEPTH:
+        from poslint.core.deep_stack import on_a_deep_stack
+
+        result = on_a_deep_stack(lambda: transform(normal.text))
+        if result is None:
+            raise RecursionError("libcst recursed too deeply")
+    else:
+        result = _deep_enough(lambda: transform(normal.text))
+    return normal.restore(result)
+
+
+class Normalised:
+    """A text as libcst accepts it (``.text``), and the way back (:meth:`restore`)."""
+
+    def __init__(self, original: str):
+        self.placeholders: Dict[str, str] = {}
+        text = self._hide_string_runs(original)
+        self.newline = "\r" if "\r" in text and "\n" not in text else None
+        self.lines = _lines(text)
+        normal = [self._normal_line(line) for line in self.lines]
+        self.normal_lines = normal if normal != self.lines else None
+        self.text = "".join(normal)
+
+    def _normal_line(self, line: str) -> str:
+        if self.newline is not None and line.endswith("\r"):
+            line = line[:-1] + "\n"
+        indent = len(line) - len(line.lstrip(" \t\f"))
+        if "\f" in line[:indent]:
+            # CPython counts indentation from the last form feed; libcst does not accept one there.
+            line = line[line.rindex("\f", 0, indent) + 1:]
+        return line
+
+    def _hide_string_runs(self, text: str) -> str:
+        runs = _string_runs(text)
+        if not runs:
+            return text
+        pieces, position = [], 0
+        for number, (start, end) in enumerate(runs):
+            placeholder = f"'poslint-string-run-{number}-{len(text)}'"
+            if placeholder in text:
+                return text  # never mistake the file's own text for a placeholder
+            self.placeholders[placeholder] = text[start:end]
+            pieces += [text[position:start], placeholder]
+            position = end
+        pieces.append(text[position:])
+        return "".join(pieces)
+
+    def restore(self, result: str) -> str:
+        if self.normal_lines is not None:
+            result = self._restore_lines(result)
+        for placeholder, original in self.placeholders.items():
+            if result.count(placeholder) != 1:
+                raise ValueError("libcst changed the strings that were handed to it as a placeholder")
+            result = result.replace(placeholder, original)
+        return result
+
+    def _restore_lines(self, result: str) -> str:
+        """The original lines where ``result`` kept their normal form, and the lines libcst added or
+        changed, with the file's line ending; a changed line must not be one that was normalised
+        other than in its line ending."""
+        out = _lines(result)
+        matcher = difflib.SequenceMatcher(None, self.normal_lines, out, autojunk=False)
+        pieces: List[str] = []
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                pieces += self.lines[i1:i2]
+                continue
+            if any(line.rstrip("\r\n") != normal.rstrip("\r\n")
+                   for line, normal in zip(self.lines[i1:i2], self.normal_lines[i1:i2])):
+                raise ValueError("libcst changed a line that holds a form feed")
+            pieces += [self._with_newline(line) for line in out[j1:j2]]
+        return "".join(pieces)
+
+    def _with_newline(self, line: str) -> str:
+        if self.newline is not None and line.endswith("\n"):
+            return line[:-1] + self.newline
+        return line
 
 
 def _deep_enough(function: Callable[[], T]) -> T:
     """``function()`` (a libcst call); if it recursed too deeply, again on a deep stack, as the
-    analysis does (:func:`poslint.core.deep_stack.on_a_deep_stack`). The text was parsed by ``ast`` at
-    the default recursion limit, so it nests at most ~3,000 levels, which libcst handles there.
-    ``RecursionError`` if even that is not enough."""
+    analysis does (:func:`poslint.core.deep_stack.on_a_deep_stack`). ``RecursionError`` if even
+    that is not enough."""
     try:
         return function()
     except RecursionError:
@@ -232,6 +353,40 @@ def _deep_enough(function: Callable[[], T]) -> T:
         if result is None:
             raise
         return result
+
+
+def _string_runs(text: str) -> List[Tuple[int, int]]:
+    """Offsets of each run of at least :data:`LONG_STRING_RUN` adjacent string literals (an
+    implicit concatenation), found with :mod:`tokenize`; none if the text does not tokenize."""
+    import io
+    import tokenize
+
+    if text.count("'") + text.count('"') < 2 * LONG_STRING_RUN:
+        return []
+    starts = [0]
+    for line in _lines(text):
+        starts.append(starts[-1] + len(line))
+    runs: List[Tuple[int, int]] = []
+    current: List[Tuple[int, int]] = []  # spans of the strings of the run being read
+    nested = 0  # inside an f-string, which Python 3.12 tokenizes in parts
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text, newline="").readline):
+            kind = tokenize.tok_name[token.type]
+            span = (starts[token.start[0] - 1] + token.start[1], starts[token.end[0] - 1] + token.end[1])
+            if nested:
+                nested += (kind == "FSTRING_START") - (kind == "FSTRING_END")
+                if not nested:
+                    current[-1] = (current[-1][0], span[1])
+            elif kind in ("STRING", "FSTRING_START"):
+                nested = int(kind == "FSTRING_START")
+                current.append(span)
+            elif kind not in ("NL", "COMMENT") or not current:
+                if len(current) >= LONG_STRING_RUN:
+                    runs.append((current[0][0], current[-1][1]))
+                current = []
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return runs
 
 
 def verify(text: str) -> Optional[str]:
@@ -245,12 +400,14 @@ def verify(text: str) -> Optional[str]:
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return f"does not parse: {_reason(exc)}"
     try:
-        if _deep_enough(lambda: libcst.parse_module(text).code) != text:
+        if with_libcst(text, lambda normal: normal if libcst.parse_module(normal).code == normal else "") != text:
             if re.search(r"\r(?!\n)", text):
                 return "does not round-trip through libcst, which does not support lines that end in a lone CR"
             return "does not round-trip through libcst"
     except RecursionError:
         return "nests too deeply for libcst to check it"
+    except LibcstLimit as exc:
+        return f"cannot be checked with libcst: {exc}"
     except Exception as exc:  # noqa: BLE001 - libcst raises its own ParserSyntaxError and others
         return f"does not parse with libcst: {_reason(exc)}"
     return None
