@@ -529,6 +529,21 @@ def rule(code: Optional[str], show_all: bool) -> None:
     click.echo(rules[code].documentation(), nl=False)
 
 
+@main.command("server")
+def server() -> None:
+    """Run the language server (LSP) on stdin/stdout, for editors (see docs/editors.md).
+
+    Needs the `lsp` extra: pip install 'poslint[lsp]'.
+    """
+    try:
+        from poslint.edge.server import serve
+    except ImportError as exc:
+        _echo(f"poslint: error: the language server needs pygls ({exc}); install it with "
+              f"pip install 'poslint[lsp]'", err=True)
+        click.get_current_context().exit(2)
+    serve()
+
+
 # --- Subcommands defined in other modules are registered below this line. ---
 # Add each as `from poslint.<module> import <command>` then `main.add_command(<command>)`;
 # the group routes its name to it (see _DefaultToCheck.parse_args).
