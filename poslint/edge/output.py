@@ -159,6 +159,11 @@ def _position(source: Optional[SourceMap], offset: int) -> Dict[str, int]:
     return {"row": p.row, "column": p.column}
 
 
+def _text_path(path: str) -> str:
+    """A path as valid Unicode: file-name bytes that are not UTF-8 become U+FFFD, as in ruff."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def json_format(report: Report) -> str:
     """A JSON array with one object per finding; the schema is in docs/configuration.md."""
     items = []
@@ -177,7 +182,7 @@ def json_format(report: Report) -> str:
             "code": d.code,
             "name": rule_name(d.code),
             "message": d.message,
-            "filename": d.path,
+            "filename": _text_path(d.path),
             "cell": cell_of(d),
             "location": {"row": d.line, "column": d.col},
             "end_location": {"row": d.end_line, "column": d.end_col},

@@ -43,6 +43,14 @@ class FileResult:
     # Positions in the text the diagnostics refer to (after fixing), for the output formats.
     source_map: Optional[SourceMap] = None
     fixed_codes: Dict[str, int] = field(default_factory=dict)  # fixes applied, by rule code (--show-fixes)
+    notes: List[str] = field(default_factory=list)  # what was skipped in this file, and why
+
+
+# A file longer than this (in characters) is checked only as far as its time and memory stay
+# bounded: CPython's syntax check alone takes about 0.6 s and 250 MB per MB of a generated
+# list, and libcst several GB. Such a file is not parsed at all when the prefilter shows that no
+# rule can fire in it, and never fixed.
+LARGE_TEXT = 4 * 1024 * 1024
 
 
 def lint_file(path: str, options: LintOptions) -> FileResult:
@@ -62,14 +70,20 @@ def lint_file(path: str, options: LintOptions) -> FileResult:
         if not options.fix:
             return FileResult(path, internal_errors=[failure])
         try:  # report the findings without fixing
-            result, _, _ = lint_bytes(data, path, LintOptions(options.codes, options.config, options.ignore_noqa, handlers=options.handlers))
+            result, _, _ = lint_bytes(data, path, _no_fix(options))
         except Exception:  # noqa: BLE001
             result = FileResult(path)
         result.internal_errors.append(failure)
         return result
     if options.write and new_text is not None:
-        _write_fixed(path, data, source, new_text, result)
+        problem = _write_checked(path, data, lambda: source.to_bytes(new_text), source)
+        if problem is not None:
+            _report_on_disk(path, problem, options, result, lambda data: lint_bytes(data, path, _no_fix(options))[0])
     return result
+
+
+def _no_fix(options: LintOptions) -> LintOptions:
+    return replace(options, fix=False, write=False)
 
 
 def _read(path: str) -> bytes:
@@ -79,44 +93,61 @@ def _read(path: str) -> bytes:
         return handle.read()
 
 
-def _write_fixed(path: str, data: bytes, source: SourceText, new_text: str, result: FileResult) -> None:
-    """Write the fixed text in the file's encoding, over the very bytes it was made from."""
-    problem = None
+def _write_checked(path: str, data: bytes, new_bytes: Callable[[], bytes],
+                   source: Optional[SourceText] = None) -> Optional[str]:
+    """Write the fixed file over the very bytes it was made from (``data``); None if it was
+    written (or another poslint wrote the same meanwhile), else why not."""
     try:
-        new_data = source.to_bytes(new_text)
+        new_data = new_bytes()
+        if source is not None and source.to_bytes(source.text) != data:
+            return (f"its bytes do not survive decoding and encoding as {source.encoding}, so writing it "
+                    f"would change more than the fixes")
         current = _read(path)
-        if source.to_bytes(source.text) != data:
-            problem = (f"its bytes do not survive decoding and encoding as {source.encoding}, so writing it "
-                       f"would change more than the fixes")
-        elif current == new_data:
-            pass  # fixed meanwhile, by another poslint --fix
-        elif current != data:
-            problem = "the file changed on disk while it was being fixed; run poslint again"
-        else:
-            write_atomic(path, new_data)
+        if current == new_data:
+            return None  # fixed meanwhile, by another poslint --fix
+        if current != data:
+            return "the file changed on disk while it was being fixed; run poslint again"
+        write_atomic(path, new_data)
     except UnicodeEncodeError as exc:
-        problem = f"the fixed text cannot be encoded as {source.encoding}: {exc}"
+        return f"the fixed text cannot be encoded as {source.encoding if source else 'UTF-8'}: {exc}"
     except OSError as exc:
-        problem = f"cannot write: {exc.strerror or exc}"
-    if problem is not None:
-        result.errors.append(f"{path}: not fixed: {problem}")
-        result.fixed = 0
+        return f"cannot write: {exc.strerror or exc}"
+    return None
+
+
+def _report_on_disk(path: str, problem: str, options: LintOptions, result: FileResult,
+                    lint_data: Callable[[bytes], FileResult]) -> None:
+    """A fix that was not written: ``result`` becomes the findings of the file as it is on disk,
+    with the error, instead of those of a fixed text that nobody can see."""
+    error = f"{path}: not fixed: {problem}"
+    try:
+        on_disk = lint_data(_read(path))
+    except OSError as exc:
+        on_disk = FileResult(path, errors=[f"{path}: cannot read: {exc.strerror or exc}"])
+    except Exception as exc:  # noqa: BLE001 - one file must not take down the run
+        on_disk = FileResult(path, internal_errors=[f"{path}: linting raised {type(exc).__name__}: {exc}"])
+    result.diagnostics, result.source_map, result.notes = on_disk.diagnostics, on_disk.source_map, on_disk.notes
+    result.internal_errors = _unique(result.internal_errors + on_disk.internal_errors)
+    result.errors = _unique(result.errors + [error] + on_disk.errors)
+    result.fixed, result.fixed_codes, result.diff = 0, {}, ""
 
 
 def _lint_other(handler: Callable, path: str, data: bytes, options: LintOptions) -> FileResult:
     kind = path.rsplit(".", 1)[-1]
-    try:
-        result, new_data = handler(path, data, options)
-    except RecursionError:
-        return FileResult(path, internal_errors=[f"{path}: {kind}: nests too deeply to analyse"])
-    except Exception as exc:  # noqa: BLE001 - one file must not take down the run
-        return FileResult(path, internal_errors=[f"{path}: {kind}: {type(exc).__name__}: {exc}"])
-    if options.write and new_data is not None:
+
+    def lint_data(data: bytes, options: LintOptions):
         try:
-            write_atomic(path, new_data)
-        except OSError as exc:
-            result.errors.append(f"{path}: not fixed: cannot write: {exc.strerror or exc}")
-            result.fixed = 0
+            return handler(path, data, options)
+        except RecursionError:
+            return FileResult(path, internal_errors=[f"{path}: {kind}: nests too deeply to analyse"]), None
+        except Exception as exc:  # noqa: BLE001 - one file must not take down the run
+            return FileResult(path, internal_errors=[f"{path}: {kind}: {type(exc).__name__}: {exc}"]), None
+
+    result, new_data = lint_data(data, options)
+    if options.write and new_data is not None:
+        problem = _write_checked(path, data, lambda: new_data)
+        if problem is not None:
+            _report_on_disk(path, problem, options, result, lambda data: lint_data(data, _no_fix(options))[0])
     return result
 
 
@@ -158,6 +189,10 @@ def lint_text(text: str, path: str, options: LintOptions, codes: FrozenSet[str]
         passes.append(found)
         return found, checked.internal_errors
 
+    if len(text) > LARGE_TEXT:
+        large = _large_text(text, path, options, codes)
+        if large is not None:
+            return large, None
     first = check(text)
     if not options.fix:
         return FileResult(path, first[0], internal_errors=_unique(first[1]), source_map=SourceMap(text)), None
@@ -171,6 +206,24 @@ def lint_text(text: str, path: str, options: LintOptions, codes: FrozenSet[str]
     result.fixed_codes = _fixed_codes(passes[:-1], options.unsafe_fixes, outcome.fixed)
     result.diff = unified_diff(path, text, outcome.text)
     return result, outcome.text
+
+
+def _large_text(text: str, path: str, options: LintOptions, codes: FrozenSet[str]) -> Optional[FileResult]:
+    """The result for a text over :data:`LARGE_TEXT`: skipped with a note if nothing can be
+    reported in it but a syntax error, else linted without fixing (None when not fixing)."""
+    from poslint.engine.prefilter import COVERED_RULES, may_have_findings
+
+    size = f"{len(text) / 2 ** 20:.1f} MB, more than the {LARGE_TEXT // 2 ** 20} MB"
+    if all(code == PARSE_ERROR or code in COVERED_RULES for code in codes) and not may_have_findings(text):
+        return FileResult(path, source_map=SourceMap(text), notes=[
+            f"{path}: not checked for syntax errors: it is {size} poslint parses, and holds nothing "
+            f"that the rules look for"])
+    if not options.fix:
+        return None
+    result = lint_text(text, path, _no_fix(options), codes)[0]
+    if any(applicable(d.fix, options.unsafe_fixes) for d in result.diagnostics):
+        result.errors.append(f"{path}: not fixed: it is {size} poslint fixes")
+    return result
 
 
 def _fixed_codes(passes: List[List[Diagnostic]], unsafe_fixes: bool, fixed: int) -> Dict[str, int]:

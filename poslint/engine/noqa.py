@@ -77,8 +77,9 @@ def _split(codes: str) -> FrozenSet[str]:
 def _comments(text: str) -> Iterator[Tuple[int, str, bool]]:
     """Yield (line, comment text, whether the comment is alone on its line)."""
     found: List[Tuple[int, str, bool]] = []
+    # Universal newlines: a lone CR ends a line for Python (and flake8), not only for ``ast``.
     try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             if token.type == tokenize.COMMENT:
                 found.append((token.start[0], token.string, not token.line[: token.start[1]].strip()))
     except (tokenize.TokenError, SyntaxError):

@@ -438,12 +438,14 @@ def write_atomic(path: str, data: bytes) -> None:
 
     The data goes to a temporary file in the same directory, which then replaces the file with
     one ``os.replace``: a reader sees the old or the new contents, never a mix. A file that the
-    user may not write (a read-only file, for anyone but root) is not replaced either.
+    user may not write, or that no one may (read-only, even for root), is not replaced. The file
+    gets a new inode, so a hard link to it keeps the old contents.
     """
     target = os.path.realpath(path)
     info = os.stat(target)
-    if not os.access(target, os.W_OK):
-        # Replacing the file needs only a writable directory; a read-only file still says no.
+    if not os.access(target, os.W_OK) or not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        # Replacing the file needs only a writable directory; a read-only file still says no,
+        # to root too (for whom os.access always says yes).
         raise PermissionError(errno.EACCES, "Permission denied (the file is read-only)", path)
     mode = stat.S_IMODE(info.st_mode)
     directory, name = os.path.split(target)
