@@ -140,8 +140,7 @@ def main() -> None:
 @click.option("--output-format", type=click.Choice(list(FORMATTERS)), default="concise", show_default=True,
               envvar="POSLINT_OUTPUT_FORMAT", show_envvar=True,
               help="How findings are printed: concise (path:line:col: CODE message), full (with a code frame "
-                   "and the fix as a diff), json, json-lines, github (Actions annotations), gitlab (Code "
-                   "Quality), sarif (SARIF 2.1.0), rdjson (reviewdog), azure (Pipelines), junit or pylint.")
+                   "and the fix as a diff), json, github (Actions annotations), sarif (SARIF 2.1.0) or pylint.")
 @click.option("--output-file", type=click.Path(dir_okay=False, writable=True), metavar="PATH",
               help="Write the findings (or the diffs, with --diff) to PATH instead of stdout.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
@@ -386,9 +385,9 @@ def _lint_stdin(path: str, resolver: Resolver, fix: bool, diff: bool, fix_only: 
                 exit_non_zero_on_fix: bool, quiet: bool) -> int:
     """Lint stdin as the file ``path``. With --fix the (fixed) source goes to stdout, and the
     findings that remain to stderr; with --diff, the diff to stdout."""
-    data = click.get_binary_stream("stdin").read()
+    data = sys.stdin.buffer.read()
     settings = resolver.for_path(path)
-    stdout = click.get_binary_stream("stdout")
+    stdout = sys.stdout.buffer
     if force_exclude and path != "-" and settings.excluded(path):
         if fix:
             stdout.write(data)
