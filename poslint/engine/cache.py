@@ -22,7 +22,10 @@ that would be applied; otherwise the file is checked and fixed as usual, and che
 the next run (its content, and so its digest, changed).
 
 A cache that cannot be read, parsed or written is ignored with a warning; it never stops a
-run or changes a result. Writes go to a temporary file that replaces the cache file, so a
+run or changes a result. The cache never follows a symbolic link: a cache directory that is one,
+or a link in it where one of its files goes, makes the run go without the cache, with a
+warning; files are opened with ``O_NOFOLLOW`` and created with ``O_EXCL``. Old cache files are
+deleted only if they are regular files that this cache wrote (their name and first bytes say so). Writes go to a temporary file that replaces the cache file, so a
 crash leaves the old one whole; two runs at once can lose entries, never corrupt them.
 """
 
@@ -31,6 +34,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import stat as stat_module
 import tempfile
 import time
 from dataclasses import dataclass
@@ -49,6 +54,9 @@ FORMAT = 1
 RACY_NS = 2_000_000_000  # coarsest common file-time resolution (FAT: 2 s)
 
 Stat = Tuple[int, int, int]  # mtime_ns, size, inode
+_CACHE_FILE = re.compile(r"poslint-[0-9A-Za-z.+!_-]+-[0-9a-f]{24}\.json")
+_PAYLOAD_START = b'{"format":'
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def file_stat(path: str) -> Optional[Stat]:
@@ -125,12 +133,18 @@ class Cache:
     # ---- loading and saving ----------------------------------------------------------------
 
     def _load(self) -> None:
+        link = self._link()
+        if link is not None:
+            self.warn(f"{link} is a symbolic link, and the cache never follows one; running without the cache")
+            self.broken = True
+            return
         try:
-            with open(self.path, "rb") as handle:
+            fd = os.open(self.path, os.O_RDONLY | _NOFOLLOW)
+            with os.fdopen(fd, "rb") as handle:
                 data = json.loads(handle.read())
         except FileNotFoundError:
             return
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError, MemoryError) as exc:
             self.warn(f"cache {self.path} cannot be read ({_reason(exc)}); ignoring it")
             self.dirty = True  # rewrite it
             return
@@ -152,14 +166,12 @@ class Cache:
                              separators=(",", ":")).encode()
         try:
             os.makedirs(self.directory, exist_ok=True)
-            tag = os.path.join(self.directory, "CACHEDIR.TAG")
-            if not os.path.exists(tag):
-                with open(tag, "w", encoding="ascii") as handle:
-                    handle.write(CACHEDIR_TAG)
-            ignore = os.path.join(self.directory, ".gitignore")
-            if not os.path.exists(ignore):
-                with open(ignore, "w", encoding="ascii") as handle:
-                    handle.write("# Created by poslint.\n*\n")
+            link = self._link()
+            if link is not None:
+                self.warn(f"{link} is a symbolic link, and the cache never follows one; results were not cached")
+                return
+            _create(os.path.join(self.directory, "CACHEDIR.TAG"), CACHEDIR_TAG)
+            _create(os.path.join(self.directory, ".gitignore"), "# Created by poslint.\n*\n")
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(fd, "wb") as handle:
@@ -176,15 +188,30 @@ class Cache:
         except OSError as exc:
             self.warn(f"cannot write the cache in {self.directory} ({_reason(exc)}); results were not cached")
 
+    def _link(self) -> Optional[str]:
+        """The first of the cache directory and the paths of its files that is a symbolic link."""
+        names = ("", "CACHEDIR.TAG", ".gitignore", os.path.basename(self.path))
+        for path in (os.path.join(self.directory, name) if name else self.directory for name in names):
+            if os.path.islink(path):
+                return path
+        return None
+
     def _remove_stale(self) -> None:
         """Cache files of other poslint versions or sources are never read again."""
         mine = os.path.basename(self.path)
         for name in os.listdir(self.directory):
-            if name.startswith("poslint-") and name.endswith(".json") and name != mine:
-                try:
-                    os.unlink(os.path.join(self.directory, name))
-                except OSError:
-                    pass
+            if name == mine or not _CACHE_FILE.fullmatch(name):
+                continue
+            path = os.path.join(self.directory, name)
+            try:
+                fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+                with os.fdopen(fd, "rb") as handle:
+                    ours = stat_module.S_ISREG(os.fstat(handle.fileno()).st_mode) and \
+                        handle.read(len(_PAYLOAD_START)) == _PAYLOAD_START
+                if ours:
+                    os.unlink(path)
+            except OSError:
+                pass  # a link (O_NOFOLLOW), gone meanwhile, or not ours to delete
 
     # ---- lookups -------------------------------------------------------------------------
 
@@ -224,6 +251,16 @@ class Cache:
         if self.entries.get(key) != value:
             self.entries[key] = value
             self.dirty = True
+
+
+def _create(path: str, text: str) -> None:
+    """Create ``path`` with ``text`` unless it exists; never through a symbolic link."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(text)
 
 
 def cache_directory(option: Optional[str]) -> str:
