@@ -139,7 +139,11 @@ def config_in(directory: Path) -> Optional[Path]:
     """The configuration file of ``directory`` itself, if it has one (see :data:`CONFIG_FILES`)."""
     for name in CONFIG_FILES:
         candidate = directory / name
-        if candidate.is_file() and (name != "pyproject.toml" or _table_of(candidate) is not None):
+        try:
+            is_file = candidate.is_file()
+        except OSError as exc:  # a directory without search permission, say
+            raise ConfigError(f"cannot look for {candidate}: {exc.strerror or exc}") from None
+        if is_file and (name != "pyproject.toml" or _table_of(candidate) is not None):
             return candidate
     return None
 
