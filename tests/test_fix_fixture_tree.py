@@ -1,5 +1,5 @@
 """``poslint --fix --unsafe-fixes`` over the whole fixture tree: every output parses, a second run
-changes nothing, and no finding is left (every finding in the fixtures has a fix)."""
+changes nothing, and no fixable finding is left."""
 
 from __future__ import annotations
 
@@ -19,12 +19,13 @@ def test_fix_twice_over_the_fixture_tree(tmp_path):
         shutil.copytree(FIXTURES / family / "checker", tmp_path / family, ignore=shutil.ignore_patterns("*.txt"))
     args = ["check", "--no-cache", "--fix", "--unsafe-fixes", str(tmp_path)]
     first = CliRunner().invoke(main, args)
-    assert first.exit_code == 0, first.output  # nothing left to report
+    # What is left is only findings that have no exact, dtype-keeping fix (no " [*]" marker).
+    assert first.exit_code in (0, 1) and " [*] " not in first.output, first.output
     fixed = {p: p.read_text(encoding="utf-8") for p in tmp_path.rglob("*.py")}
     for path, text in fixed.items():
         ast.parse(text, filename=str(path))
     second = CliRunner().invoke(main, args)
-    assert second.exit_code == 0, second.output
+    assert second.exit_code == first.exit_code and "Fixed" not in second.output, second.output
     assert {p: p.read_text(encoding="utf-8") for p in tmp_path.rglob("*.py")} == fixed
     changed = sum(text != (FIXTURES / p.parent.name / "checker" / p.name).read_text(encoding="utf-8")
                   for p, text in fixed.items())

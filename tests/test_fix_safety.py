@@ -401,5 +401,6 @@ def test_fixing_twice_from_the_command_line_changes_nothing_the_second_time(tmp_
     assert "Fixed" in first.stderr
     snapshot = {p: p.read_bytes() for p in tree.rglob("*.py")}
     second = run("--fix", "--unsafe-fixes", str(tree))
-    assert second.exit_code == 0 and "Fixed" not in second.stderr
+    # Findings without a fix (no exact, dtype-keeping fix exists) may remain: exit 1, nothing fixed.
+    assert second.exit_code in (0, 1) and "Fixed" not in second.stderr
     assert {p: p.read_bytes() for p in tree.rglob("*.py")} == snapshot

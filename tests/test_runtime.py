@@ -170,7 +170,7 @@ def test_reference_mode_lifts_hard_coded_low_dtypes():
     assert len(mode.angles) == 1
 
 
-def test_reference_is_the_intended_math_for_hard_coded_bf16():
+def test_reference_keeps_the_16bit_dtype_the_code_hard_codes_and_says_so():
     class HardCoded(nn.Module):
         def forward(self, x):
             t = torch.arange(x.shape[-2], dtype=torch.bfloat16)
@@ -178,9 +178,33 @@ def test_reference_is_the_intended_math_for_hard_coded_bf16():
 
     result = verify_rotary(HardCoded(), lambda dtype: (torch.zeros(8192, 1, dtype=dtype),),
                            scenarios=["autocast-cpu"])
-    # Against a reference that also used bf16 positions the error would be 0.
+    # The collisions are the code's own; the reference computes them too (checkpoints may have
+    # been trained with them), so the angles match it, and the report names the line.
     assert result["autocast-cpu"].collisions > 0.8
-    assert result["autocast-cpu"].max_angle_error > 1.0
+    assert result["autocast-cpu"].max_angle_error == 0.0
+    assert not result.passed
+    assert any("hard-codes" in note and "test_runtime.py:" in note and "bfloat16" in note for note in result.notes)
+    assert "note: the reference keeps the 16-bit dtype" in result.format_table()
+
+
+def test_a_fix_that_changes_the_output_dtype_fails_against_the_original():
+    class Original(nn.Module):
+        def forward(self, x):
+            bias = torch.arange(x.shape[-1]).float()[None, None, :] * 0.5
+            return bias.to(x.dtype)
+
+    class DroppedCast(nn.Module):
+        def forward(self, x):
+            return torch.arange(x.shape[-1]).float()[None, None, :] * 0.5
+
+    make = lambda dtype: (torch.zeros(1, 256, dtype=dtype),)  # noqa: E731
+    alone = verify_alibi(DroppedCast(), make, seq_len=256, scenarios=["bf16"])
+    assert alone.passed, alone.format_table()
+    judged = verify_alibi(DroppedCast(), make, seq_len=256, scenarios=["bf16"], original=Original())
+    assert not judged.passed
+    assert "output dtypes float32 differ from the original's bfloat16" in judged.format_table()
+    itself = verify_alibi(Original(), make, seq_len=256, scenarios=["bf16"], original=Original())
+    assert not any("original" in failure for failure in itself["bf16"].failures), itself.format_table()
 
 
 def test_reference_lifts_a_low_default_dtype_set_by_the_factory():

@@ -10,7 +10,7 @@ import ast
 import re
 from typing import List, Optional, Tuple
 
-from poslint.analysis import ModuleFacts
+from poslint.analysis import ModuleFacts, node_key
 from poslint.analysis.names import canonical
 from poslint.core.diagnostics import Edit, Fix
 
@@ -83,7 +83,12 @@ def make_float32(facts: ModuleFacts, node: ast.AST) -> List[Edit]:
         if method in ("arange", "linspace", "zeros", "ones", "full", "tensor", "empty", "logspace") and \
                 facts.names.qualname(node.func) is not None:
             return set_dtype_float32(facts, node)
-        if method in ("half", "bfloat16", "type_as", "type") or (method == "to" and _only_dtype_args(facts, node)):
+        device = _device_of_like(facts, node)
+        if device is not None:
+            # ``.type_as(t)`` / ``.to(t)`` also move to t's device: keep that move.
+            float32, _ = torch_attr(facts, "float32")
+            return [replace(facts, node, f"{atom(facts, receiver)}.to(device={device}, dtype={float32})")]
+        if method in ("half", "bfloat16", "type") or (method == "to" and _only_dtype_args(facts, node)):
             return [replace(facts, node, f"{atom(facts, receiver)}.float()")]
         if method == "to" and keyword(node, "dtype") is not None:
             return set_dtype_float32(facts, node)
@@ -112,6 +117,31 @@ def _is_integer_tensor_expr(facts: ModuleFacts, node: ast.AST) -> bool:
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "cumsum":
             return True
     return False
+
+
+def _device_of_like(facts: ModuleFacts, call: ast.Call) -> Optional[str]:
+    """``x.type_as(t)`` or ``x.to(t)`` with a tensor ``t``: the source of ``t.device``, else None."""
+    if len(call.args) != 1 or call.keywords or call.func.attr not in ("type_as", "to"):
+        return None
+    like = call.args[0]
+    if call.func.attr == "to" and (_names_no_tensor(facts, like) or isinstance(like, ast.Constant)):
+        return None
+    return f"{atom(facts, like)}.device"
+
+
+def _names_no_tensor(facts: ModuleFacts, node: ast.AST) -> bool:
+    """``x.dtype``, ``torch.bfloat16``, ``dtype`` or ``device`` (names that say they are no tensor)."""
+    if isinstance(node, ast.Attribute) and node.attr == "dtype":
+        return True
+    qualname = facts.names.qualname(node) or ""
+    if qualname.startswith("torch.") and qualname[len("torch."):] in _TORCH_DTYPES:
+        return True
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return "dtype" in name.lower() or "device" in name.lower()
+
+
+_TORCH_DTYPES = frozenset({"float16", "half", "bfloat16", "float32", "float", "float64", "double",
+                           "complex64", "complex128", "int32", "int64", "long", "int"})
 
 
 def _only_dtype_args(facts: ModuleFacts, call: ast.Call) -> bool:
@@ -292,3 +322,129 @@ def relative_to_query(facts: ModuleFacts, bias: ast.AST) -> Edit:
     else:
         text = f"((_bias := {facts.source(bias)}) - _bias.diagonal(dim1=-2, dim2=-1).unsqueeze(-1))"
     return replace(facts, bias, text)
+
+
+def original_dtype(facts: ModuleFacts, node: ast.AST) -> Optional[str]:
+    """The source of the dtype that ``node`` (a 16-bit position or frequency expression that
+    :func:`make_float32` rewrites) produced in the original code, valid wherever its names are:
+    ``arange(.., dtype=X)`` -> ``X``, ``t.type_as(y)`` -> ``y.dtype``, ``t.to(X)`` -> ``X``,
+    ``t.half()`` -> ``torch.float16``, no dtype -> ``torch.get_default_dtype()``."""
+    if not isinstance(node, ast.Call):
+        return None
+    method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+    fixed = {"half": "float16", "bfloat16": "bfloat16"}
+    if method in fixed and not node.args:
+        return torch_attr(facts, fixed[method])[0]
+    given = keyword(node, "dtype")
+    if given is not None:
+        return facts.source(given.value)
+    if method in ("type_as", "to", "type") and len(node.args) == 1 and not node.keywords:
+        like = node.args[0]
+        if method == "type_as" or not _names_no_tensor(facts, like) and not isinstance(like, ast.Constant):
+            return f"{atom(facts, like)}.dtype" if method != "type" else None
+        return facts.source(like) if not isinstance(like, ast.Constant) else None
+    if facts.names.qualname(node.func) in ("torch.arange", "torch.linspace", "torch.tensor", "torch.logspace"):
+        return f"{torch_attr(facts, 'get_default_dtype')[0]}()"
+    return None
+
+
+def hard_coded_16bit(facts: ModuleFacts, node: ast.AST) -> bool:
+    """``.half()``, ``.bfloat16()`` or a literal ``torch.float16``/``torch.bfloat16``: a dtype the
+    code chose on purpose, which checkpoints may have been trained with."""
+    dtype = original_dtype(facts, node) or ""
+    return dtype.rsplit(".", 1)[-1] in ("float16", "half", "bfloat16")
+
+
+def cast_trig_back(facts: ModuleFacts, product, dtype: str) -> Optional[List[Edit]]:
+    """Edits that cast every cos/sin of ``product`` back to ``dtype`` (``.to(dtype)``), so that a
+    product computed in float32 hands out the dtype the original did; None when some cos/sin is
+    out of view (another function, or angles that leave the function themselves)."""
+    key = node_key(product.node)
+    trigs = [trig for trig in facts.trigs if key in trig.angle.products]
+    function = enclosing(facts, product.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+    if not trigs or any(
+            enclosing(facts, trig.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) is not function
+            for trig in trigs):
+        return None
+    if not _names_valid_in(facts, dtype, function):
+        return None
+    return [insert_after(facts, node, f".to({dtype})") for node in {id(t.node): t.node for t in trigs}.values()]
+
+
+def _names_valid_in(facts: ModuleFacts, source: str, function: Optional[ast.AST]) -> bool:
+    """Whether the names ``source`` uses are defined all through ``function``: ``self``, its
+    parameters, and imports."""
+    try:
+        expression = ast.parse(source, mode="eval")
+    except SyntaxError:
+        return False
+    allowed = set(facts.names.aliases)
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        allowed |= {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
+    return all(sub.id in allowed for sub in ast.walk(expression) if isinstance(sub, ast.Name))
+
+
+HARD_CODED_16BIT = "; the code hard-codes a 16-bit dtype here, and checkpoints may have been trained with it"
+
+
+def float32_site_fix(facts: ModuleFacts, product, node: ast.AST, edits: List[Edit], other, description: str,
+                     imports: Tuple[str, ...] = ()) -> Optional[Fix]:
+    """The whole fix for one 16-bit operand ``node`` of a RoPE angle product: ``edits`` make it
+    float32, and, unless cos/sin keep their dtype anyway (cast to an explicit dtype afterwards,
+    or the ``other`` operand is float32, so the product already was float32), every cos/sin is
+    cast back to the operand's original dtype. No fix when that cannot be done in view. Unsafe
+    when the original hard-codes the 16-bit dtype (float32 results change) or when the cast-back
+    is needed (it assumes the other operand did not widen the original product)."""
+    if not edits:
+        return None
+    cast_back: List[Edit] = []
+    if not facts.cos_sin_cast_after(product) and not other.prec.is_float32_or_better:
+        dtype = original_dtype(facts, node)
+        found = cast_trig_back(facts, product, dtype) if dtype else None
+        if not found:
+            return None
+        cast_back = found
+    containers = _container_edits(facts, product, need_cast=not cast_back and not facts.cos_sin_cast_after(product))
+    if containers is None:
+        return None
+    cast_back += containers
+    hard = hard_coded_16bit(facts, node)
+    return Fix(tuple(edits + cast_back), "unsafe" if hard or cast_back else "safe",
+               description + (HARD_CODED_16BIT if hard else ""), imports)
+
+
+_CONTAINERS = ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like")
+
+
+def _container_edits(facts: ModuleFacts, product, need_cast: bool) -> Optional[List[Edit]]:
+    """Angles written into a tensor allocated in 16 bits (``table = torch.empty(.., dtype=x.dtype);
+    table[:] = angles``) are rounded there, whatever the product's precision: the allocation
+    becomes float32 too, and (``need_cast``) its cos/sin are cast back to its dtype. None when
+    such an allocation cannot be made float32; [] when there is none."""
+    key = node_key(product.node)
+    start, end = facts.span(product.node)
+    edits: List[Edit] = []
+    seen = set()
+    for trig in facts.trigs:
+        origin = trig.angle.origin
+        if key not in trig.angle.products or origin is None or not trig.angle.prec.may_be_16bit:
+            continue
+        call = origin.node
+        inside = start <= facts.span(call)[0] < end
+        if inside or not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                          and call.func.attr in _CONTAINERS):
+            continue
+        if id(call) in seen:
+            continue
+        seen.add(id(call))
+        if call.func.attr.endswith("_like") or keyword(call, "dtype") is None:
+            return None  # its dtype is another tensor's or the default: no single edit makes it float32
+        dtype = facts.source(keyword(call, "dtype").value)
+        edits += set_dtype_float32(facts, call)
+        if need_cast:
+            cast = cast_trig_back(facts, product, dtype)
+            if cast is None:
+                return None
+            edits += cast
+            need_cast = False
+    return edits

@@ -1,5 +1,4 @@
-from poslint.core.diagnostics import Fix
-from poslint.fix.blocks import make_float32, torch_attr
+from poslint.fix.blocks import float32_site_fix, make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import DISTINCT_BF16_8K, when
 
@@ -81,10 +80,6 @@ class Rotary(torch.nn.Module):
 
 
 def positions_fix(facts, product, node):
-    """Make the positions float32. Safe when cos/sin are cast to an explicit dtype afterwards,
-    so the outputs keep their dtypes; otherwise they may turn float32, which callers can see."""
-    edits = make_float32(facts, node)
-    if not edits:
-        return None
-    safety = "safe" if facts.cos_sin_cast_after(product) else "unsafe"
-    return Fix(tuple(edits), safety, "compute the positions in float32", torch_attr(facts, "float32")[1])
+    """Make the positions float32 and keep the dtype of cos/sin (see the Fix safety section)."""
+    return float32_site_fix(facts, product, node, make_float32(facts, node), product.factor,
+                            "compute the positions in float32", torch_attr(facts, "float32")[1])

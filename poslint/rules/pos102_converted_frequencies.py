@@ -1,6 +1,5 @@
 from poslint.analysis import Prec
-from poslint.core.diagnostics import Fix
-from poslint.fix.blocks import float32_copy_fix, make_float32, module_tensor_name, torch_attr
+from poslint.fix.blocks import float32_copy_fix, float32_site_fix, make_float32, module_tensor_name, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import when
 
@@ -91,7 +90,7 @@ class Rotary(torch.nn.Module):
             else:
                 message = (f"frequencies are cast to {factor.origin.reason} before the angle product; "
                            f"{when(factor.prec)}the angle error reaches pi by position 8191")
-                edits = make_float32(facts, factor.origin.node)
-                fix = Fix(tuple(edits), "safe" if facts.cos_sin_cast_after(product) else "unsafe",
-                          "cast the frequencies to float32", torch_attr(facts, "float32")[1]) if edits else None
+                fix = float32_site_fix(facts, product, factor.origin.node, make_float32(facts, factor.origin.node),
+                                       product.positions, "cast the frequencies to float32",
+                                       torch_attr(facts, "float32")[1])
                 yield Finding(factor.origin.node, message, fix)

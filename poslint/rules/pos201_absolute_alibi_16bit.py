@@ -1,14 +1,6 @@
 from poslint.analysis import Prec, Role, node_key
 from poslint.core.diagnostics import Fix
-from poslint.fix.blocks import (
-    atom,
-    float32_copy_fix,
-    make_float32,
-    make_float32_operand,
-    relative_to_query,
-    replace,
-    torch_attr,
-)
+from poslint.fix.blocks import relative_to_query
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import when
 
@@ -101,24 +93,23 @@ def forward(x):
             value = store.value
             if store.storage != "plain" and value.has(Role.BIAS) and value.relative is False \
                     and facts.value_reads(store.attr, facts.related_classes(store.cls)):
+                # No fix: float32 bits read back would hand attention a bias of another dtype.
                 yield Finding(store.node, f"ALiBi bias from absolute positions kept in {store.storage} "
-                                          f"'{store.attr}'; after model.to(torch.bfloat16) {_COLLAPSE}",
-                              float32_copy_fix(facts, store.attr, store.cls))
+                                          f"'{store.attr}'; after model.to(torch.bfloat16) {_COLLAPSE}")
         cast_later = {key for cast in facts.casts if cast.after.prec.may_be_16bit for key in cast.before.products}
         for product in facts.alibi_products():
             if product.positions.relative is not False:
                 continue
             slopes = product.factor.lost_precision()
             if slopes is not None and slopes.prec is not Prec.DEFAULT:
+                # No fix: float32 slopes alone leave the absolute bias's cast, and change its dtype.
                 yield Finding(slopes.node, f"ALiBi slopes take {slopes.reason} and multiply absolute positions; "
-                                           f"{when(slopes.prec)}{_COLLAPSE}",
-                              _unsafe(facts, make_float32(facts, slopes.node), "compute the slopes in float32"))
+                                           f"{when(slopes.prec)}{_COLLAPSE}")
             elif product.result.prec is Prec.DEFAULT and node_key(product.node) not in cast_later \
                     and node_key(product.node) in facts.escaped:
+                # No fix: a float32 bias would change the dtype handed to attention under a 16-bit default.
                 yield Finding(product.node, "ALiBi bias from absolute positions is computed in the default dtype; "
-                                            f"under a bfloat16 default dtype {_COLLAPSE}",
-                              _unsafe(facts, make_float32_operand(facts, product.positions_node),
-                                      "compute the ALiBi bias in float32"))
+                                            f"under a bfloat16 default dtype {_COLLAPSE}")
 
 
 def _cast_fix(facts, cast):
@@ -129,12 +120,7 @@ def _cast_fix(facts, cast):
     if cast.before.thin is False:
         return Fix((relative_to_query(facts, cast.receiver_node),), "unsafe",
                    "make the ALiBi bias relative to each query (key - query) before the cast")
-    return Fix((replace(facts, cast.node, atom(facts, cast.receiver_node)),), "unsafe",
-               "keep the ALiBi bias in float32")
-
-
-def _unsafe(facts, edits, description):
-    return Fix(tuple(edits), "unsafe", description, torch_attr(facts, "float32")[1]) if edits else None
+    return None  # float32 would reach attention in a dtype it did not have; a 16-bit cast collides again
 
 
 _COLLAPSE = "near position 4096 the 64 keys nearest the query collapse to a handful of distinct values"

@@ -1,5 +1,5 @@
 from poslint.core.diagnostics import Fix
-from poslint.fix.blocks import make_float32, torch_attr
+from poslint.fix.blocks import HARD_CODED_16BIT, hard_coded_16bit, make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import when
 
@@ -64,7 +64,10 @@ def alibi(q, slopes):
                 if origin.relative:
                     continue  # rounded after key - query: the near-diagonal distances stay exact
                 edits = make_float32(facts, origin.node)
-                fix = Fix(tuple(edits), "unsafe", "compute the ALiBi positions in float32",
-                          torch_attr(facts, "float32")[1]) if edits else None
+                # float32 positions times 16-bit slopes would turn the bias float32: no fix then.
+                fix = Fix(tuple(edits), "unsafe", "compute the ALiBi positions in float32"
+                          + (HARD_CODED_16BIT if hard_coded_16bit(facts, origin.node) else ""),
+                          torch_attr(facts, "float32")[1]) if edits and product.factor.prec.is_float32_or_better \
+                    else None
                 yield Finding(origin.node, f"ALiBi positions take {origin.reason}; {when(origin.prec)}"
                                            "bfloat16 holds integers exactly only up to 256", fix)

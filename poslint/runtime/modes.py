@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import sys
 from typing import Any, Callable, Dict, List, Tuple
 
 import torch
@@ -75,14 +77,21 @@ class RunMode(TorchFunctionMode):
         the autocast dtype, as CUDA autocast would (float64 inputs are left alone, as on CUDA).
     capture: keep a float64 copy of every angle given to cos/sin (function or method) or to
         torch.polar, in call order.
+    keep_low: with lift, leave requests for bfloat16/float16 as they are (only float32 and
+        complex64 are lifted), so that a dtype the code hard-codes, which checkpoints may have been
+        trained with, is part of the reference; each such request is listed in `kept` by the line
+        of user code that made it.
     """
 
-    def __init__(self, *, lift: bool = False, emulate_cuda: bool = False, capture: bool = True):
+    def __init__(self, *, lift: bool = False, emulate_cuda: bool = False, capture: bool = True,
+                 keep_low: bool = False):
         super().__init__()
         self.lift = lift
         self.emulate_cuda = emulate_cuda
         self.capture = capture
+        self.keep_low = keep_low
         self.angles: List[torch.Tensor] = []
+        self.kept: Dict[str, None] = {}
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
@@ -90,7 +99,10 @@ class RunMode(TorchFunctionMode):
         if self.lift:
             if _is_narrowing_bit_view(func, args, kwargs):
                 return args[0].view(args[0].shape)
-            func, args, kwargs = self._lifted(func, args, kwargs)
+            if self.keep_low and _requests_low(func, args, kwargs):
+                self.kept[f"{_user_line()} {_describe(func, args, kwargs)}"] = None
+            else:
+                func, args, kwargs = self._lifted(func, args, kwargs)
         if self.emulate_cuda and name in CUDA_LOWERED_OPS:
             enabled, low = cpu_autocast_state()
             if enabled:
@@ -123,6 +135,46 @@ class RunMode(TorchFunctionMode):
             return
         if isinstance(angle, torch.Tensor) and angle.is_floating_point():
             self.angles.append(angle.detach().to(torch.float64, copy=True))
+
+
+_LOW = (torch.bfloat16, torch.float16)
+_LOW_TENSOR_TYPES = ("BFloat16Tensor", "HalfTensor")
+
+
+def _requests_low(func, args: tuple, kwargs: Dict[str, Any]) -> bool:
+    """A request for a 16-bit float written into the code: `.half()`, `.bfloat16()`,
+    `.to(torch.bfloat16)`, `.type(torch.float16)` or `dtype=torch.bfloat16`."""
+    if func in (torch.Tensor.half, torch.Tensor.bfloat16) or _is_low(kwargs.get("dtype")):
+        return True
+    if func in (torch.Tensor.to, torch.Tensor.type):
+        return any(_is_low(a) or isinstance(a, str) and a.endswith(_LOW_TENSOR_TYPES) for a in args[1:])
+    return False
+
+
+def _is_low(value: Any) -> bool:
+    return isinstance(value, torch.dtype) and value in _LOW
+
+
+def _describe(func, args: tuple, kwargs: Dict[str, Any]) -> str:
+    if func in (torch.Tensor.half, torch.Tensor.bfloat16):
+        return f".{func.__name__}()"
+    dtype = kwargs.get("dtype") if _is_low(kwargs.get("dtype")) else next(
+        a for a in args[1:] if _is_low(a) or isinstance(a, str))
+    return f"{_name(func)}(..., {str(dtype).replace('torch.', '')})"
+
+
+def _user_line() -> str:
+    """`file.py:LINE` of the innermost caller outside torch and poslint."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_LIBRARY_DIRS) and "<frozen" not in filename:
+            return f"{os.path.basename(filename)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "?"
+
+
+_LIBRARY_DIRS = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _is_narrowing_bit_view(func, args: tuple, kwargs: Dict[str, Any]) -> bool:

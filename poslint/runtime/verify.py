@@ -49,6 +49,7 @@ class Thresholds:
 class ScenarioResult:
     name: str
     output_dtypes: Tuple[str, ...] = ()
+    output_devices: Tuple[str, ...] = ()
     max_abs_error: Optional[float] = None
     relative_output_error: Optional[float] = None
     # rotary
@@ -72,6 +73,9 @@ class VerifyResult:
     seq_len: int
     thresholds: Thresholds
     scenarios: Dict[str, ScenarioResult]
+    # What a reader needs to judge the figures: dtypes the code hard-codes, which the reference
+    # keeps; constructor arguments that hide a code path.
+    notes: List[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -102,6 +106,7 @@ class VerifyResult:
                  for r in [headers, ["-" * w for w in widths], *rows]]
         for s in self.scenarios.values():
             lines.extend(f"{s.name}: {reason}" for reason in s.failures)
+        lines.extend(f"note: {note}" for note in self.notes)
         return "\n".join(lines)
 
 
@@ -213,6 +218,7 @@ def _default_dtype(dtype: torch.dtype):
 class _Run:
     outputs: List[torch.Tensor]
     angles: List[torch.Tensor]
+    kept: Tuple[str, ...] = ()
 
 
 @contextlib.contextmanager
@@ -252,20 +258,24 @@ def _same_inputs(a: tuple, b: tuple) -> bool:
 
 
 def _reference(target: _Target, ref_inputs: tuple) -> _Run:
-    """The same code in float64: module converted, inputs lifted, 16/32-bit dtype requests lifted.
+    """The same code in float64: module converted, inputs lifted, float32 requests lifted.
 
-    The module is built under the lifting mode too, so constructors that hard-code low dtypes
-    (or set a low default dtype) build float64 tensors. `module.double()` rather than
-    `module.to(torch.float64)`: the latter would cast complex buffers (freqs_cis) to real.
+    Requests for bfloat16/float16 written into the forward code (`.bfloat16()` on the slopes,
+    `dtype=torch.float16`) are kept: they are the model's own definition, which checkpoints may
+    have been trained with, so the reference is what the code computes in float32 with its
+    16-bit parts as written, and they are listed in the report. The module is built under the
+    lifting mode too, with a low default dtype set by the constructor lifted (loaders set it, the
+    model does not); `module.double()` then makes every floating buffer float64 (rather than
+    `module.to(torch.float64)`, which would cast complex buffers such as freqs_cis to real).
     """
     with _default_dtype(torch.get_default_dtype()), _lifted_set_default_dtype():
         with RunMode(lift=True, capture=False):
             module = target.build()
         module = module.double()
-        mode = RunMode(lift=True)
+        mode = RunMode(lift=True, keep_low=True)
         with torch.no_grad(), _default_dtype(torch.float64), mode:
             out = module(*ref_inputs)
-    return _Run(_flatten(out), mode.angles)
+    return _Run(_flatten(out), mode.angles, tuple(mode.kept))
 
 
 _SCENARIO_SETUP = {
@@ -297,6 +307,8 @@ def _run_all(
     target: _Target,
     scenarios: Iterable[str],
     measure: Callable[[ScenarioResult, _Run, _Run], None],
+    original: Optional[_Target] = None,
+    notes: Optional[List[str]] = None,
 ) -> Dict[str, ScenarioResult]:
     names = list(scenarios)
     unknown = [n for n in names if n not in _SCENARIO_SETUP]
@@ -328,6 +340,13 @@ def _run_all(
             result.failures.append(f"raised {result.error}")
             continue
         result.output_dtypes = tuple(str(t.dtype) for t in run.outputs)
+        result.output_devices = tuple(str(t.device) for t in run.outputs)
+        if original is not None:
+            _compare_with_original(result, original, name, inputs)
+        for line in ref.kept:
+            note = f"the reference keeps the 16-bit dtype the code hard-codes at {line}"
+            if notes is not None and note not in notes:
+                notes.append(note)
         if len(run.outputs) != len(ref.outputs) or any(
             o.shape != r.shape for o, r in zip(run.outputs, ref.outputs)
         ):
@@ -340,6 +359,27 @@ def _run_all(
         _output_error(result, run, ref)
         measure(result, run, ref)
     return results
+
+
+def _compare_with_original(result: ScenarioResult, original: _Target, name: str, inputs: tuple) -> None:
+    """The original module in the same scenario: a fix must hand out the same dtypes and devices."""
+    try:
+        run = _scenario(original, name, inputs)
+    except Exception as exc:
+        result.failures.append(f"the original module raised {type(exc).__name__}: {exc}")
+        return
+    dtypes = tuple(str(t.dtype) for t in run.outputs)
+    devices = tuple(str(t.device) for t in run.outputs)
+    if dtypes != result.output_dtypes:
+        result.failures.append(f"output dtypes {_short(result.output_dtypes)} differ from the original's "
+                               f"{_short(dtypes)}")
+    if devices != result.output_devices:
+        result.failures.append(f"output devices {_short(result.output_devices)} differ from the original's "
+                               f"{_short(devices)}")
+
+
+def _short(names: Tuple[str, ...]) -> str:
+    return ",".join(n.replace("torch.", "") for n in names) or "-"
 
 
 def _output_error(result: ScenarioResult, run: _Run, ref: _Run) -> None:
@@ -416,7 +456,7 @@ def _angles(result: ScenarioResult, run: _Run, ref: _Run, axis: int, seq_len: in
 
 
 def _verify_rotary(target: _Target, seq_len: int, scenarios: Iterable[str], th: Thresholds,
-                   position_axis: Optional[int]) -> VerifyResult:
+                   position_axis: Optional[int], original: Optional[_Target] = None) -> VerifyResult:
     axis = _position_axis(target.options, position_axis)
     def measure(result: ScenarioResult, run: _Run, ref: _Run) -> None:
         result.collisions = _collisions(run.outputs, axis, seq_len)
@@ -436,7 +476,8 @@ def _verify_rotary(target: _Target, seq_len: int, scenarios: Iterable[str], th: 
                 f"x the largest reference value (limit {th.output_error:.3g} x)"
             )
 
-    return VerifyResult("rotary", seq_len, th, _run_all(target, scenarios, measure))
+    notes = list(target.options.get("notes", ()))
+    return VerifyResult("rotary", seq_len, th, _run_all(target, scenarios, measure, original, notes), notes)
 
 
 def verify_rotary(
@@ -447,15 +488,19 @@ def verify_rotary(
     scenarios: Iterable[str] = SCENARIOS,
     thresholds: Optional[Thresholds] = None,
     position_axis: Optional[int] = None,
+    original: Any = None,
 ) -> VerifyResult:
     """Measure a rotary module (outputs: cos/sin, freqs_cis, or rotated q/k) in every scenario.
 
     `module_or_factory` is a factory following the poslint factory protocol, or an nn.Module
     together with `make_inputs(dtype)`. Positions run along `position_axis` (default: the
-    factory's options['position_axis'], else -2).
+    factory's options['position_axis'], else -2). `original` (a factory or module, run with the
+    same inputs) is the code before a fix: a scenario whose output dtypes or devices differ from
+    the original's fails.
     """
     target = _target(module_or_factory, make_inputs, seq_len)
-    return _verify_rotary(target, seq_len, scenarios, thresholds or Thresholds(), position_axis)
+    return _verify_rotary(target, seq_len, scenarios, thresholds or Thresholds(), position_axis,
+                          _original(original, target, seq_len))
 
 
 # --------------------------------------------------------------------------- alibi
@@ -468,7 +513,8 @@ def _last_row(bias: torch.Tensor) -> torch.Tensor:
     return bias.reshape(-1, bias.shape[-1])
 
 
-def _verify_alibi(target: _Target, seq_len: int, scenarios: Iterable[str], th: Thresholds) -> VerifyResult:
+def _verify_alibi(target: _Target, seq_len: int, scenarios: Iterable[str], th: Thresholds,
+                  original: Optional[_Target] = None) -> VerifyResult:
     def measure(result: ScenarioResult, run: _Run, ref: _Run) -> None:
         got, want = _last_row(run.outputs[0]), _last_row(ref.outputs[0])
         n = min(ALIBI_NEAREST, got.shape[-1])
@@ -490,7 +536,8 @@ def _verify_alibi(target: _Target, seq_len: int, scenarios: Iterable[str], th: T
                 f"(limit {th.alibi_relative_error:.3g})"
             )
 
-    return VerifyResult("alibi", seq_len, th, _run_all(target, scenarios, measure))
+    notes = list(target.options.get("notes", ()))
+    return VerifyResult("alibi", seq_len, th, _run_all(target, scenarios, measure, original, notes), notes)
 
 
 def verify_alibi(
@@ -500,13 +547,14 @@ def verify_alibi(
     seq_len: int = DEFAULT_SEQ_LEN,
     scenarios: Iterable[str] = SCENARIOS,
     thresholds: Optional[Thresholds] = None,
+    original: Any = None,
 ) -> VerifyResult:
     """Measure an ALiBi bias module (first output: bias [..., Lq, Lk] or [..., 1, Lk]).
 
     The last query row is taken; its diagonal is the last key.
     """
     target = _target(module_or_factory, make_inputs, seq_len)
-    return _verify_alibi(target, seq_len, scenarios, thresholds or Thresholds())
+    return _verify_alibi(target, seq_len, scenarios, thresholds or Thresholds(), _original(original, target, seq_len))
 
 
 def verify(
@@ -516,13 +564,20 @@ def verify(
     seq_len: int = DEFAULT_SEQ_LEN,
     scenarios: Iterable[str] = SCENARIOS,
     thresholds: Optional[Thresholds] = None,
+    original: Any = None,
 ) -> VerifyResult:
     """verify_rotary or verify_alibi, chosen by the factory's options['kind'] (default rotary)."""
     target = _target(module_or_factory, make_inputs, seq_len)
     kind = target.options.get("kind", "rotary")
     th = thresholds or Thresholds()
+    before = _original(original, target, seq_len)
     if kind == "alibi":
-        return _verify_alibi(target, seq_len, scenarios, th)
+        return _verify_alibi(target, seq_len, scenarios, th, before)
     if kind != "rotary":
         raise VerifyError(f"options['kind'] must be 'rotary' or 'alibi', got {kind!r}")
-    return _verify_rotary(target, seq_len, scenarios, th, None)
+    return _verify_rotary(target, seq_len, scenarios, th, None, before)
+
+
+def _original(original: Any, target: _Target, seq_len: int) -> Optional[_Target]:
+    """The code before a fix, run on the target's inputs."""
+    return None if original is None else _target(original, target.make_inputs, seq_len)
