@@ -221,6 +221,10 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], fix_o
         for message in result.errors:
             _echo(f"poslint: error: {message}", err=True)
         failed = failed or bool(result.errors)
+        for message in [] if quiet else result.notes:
+            _echo(f"poslint: note: {message}", err=True)
+    if not found.files and not found.errors and not quiet and not (force_exclude and all(map(os.path.isfile, paths))):
+        _echo("poslint: warning: No Python files found", err=True)
 
     internal = [m for r in results for m in r.internal_errors]
     for message in internal:
@@ -322,6 +326,8 @@ def _groups(files: Sequence[str], resolver: Resolver, fix: bool, no_cache: bool,
         # The cache keys results by the rules only: a fix run that drops fixes (unfixable) is not cached.
         cacheable = not no_cache and not (fix and settings.unfixable)
         directory = (cache_dir or str(settings.root / DEFAULT_CACHE)) if cacheable else None
+        if not settings.codes:
+            raise ConfigError(f"the rule selection for {path} matches no rule (see select, extend-select and ignore)")
         key = (settings.file_codes(path), settings.unsafe_fixes, settings.unfixable, directory)
         groups.setdefault(key, []).append(index)
     return groups
@@ -461,7 +467,15 @@ def _use_color(choice: str, output_file: Optional[str]) -> bool:
 def _write_output(text: str, output_file: Optional[str], color: bool) -> bool:
     """Write the findings; False if ``--output-file`` cannot be written (reported)."""
     if not output_file:
-        _echo(text, nl=False, color=color)
+        try:
+            _echo(text, nl=False, color=color)
+            sys.stdout.flush()
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise
+            _echo(f"poslint: error: cannot write to stdout: {exc.strerror or exc}", err=True)
+            _drop_stdout()
+            return False
         return True
     try:
         with open(output_file, "wb") as handle:
@@ -470,6 +484,17 @@ def _write_output(text: str, output_file: Optional[str], color: bool) -> bool:
         _echo(f"poslint: error: {output_file}: cannot write: {exc.strerror or exc}", err=True)
         return False
     return True
+
+
+def _drop_stdout() -> None:
+    """After a failed write to stdout: send what is left in its buffer to /dev/null, so that
+    Python's flush at exit does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _lint_all(files: Sequence[str], options: LintOptions, jobs: int, cache_dir: Optional[str],
