@@ -243,8 +243,9 @@ def test_methods_of_an_instance_attribute_are_followed():
 def test_autocast_regions(wrapper, off):
     product = only_product(f"""
         import torch
-        def rope(x, inv_freq_col, pos_row):
+        def rope(x, inv_freq_col, n):
             inv_freq = inv_freq_col
+            pos_row = torch.arange(n)[None, :]
             {wrapper}
                 freqs = inv_freq.float() @ pos_row.float()
             return freqs.cos()
@@ -256,11 +257,11 @@ def test_autocast_decorator_and_custom_fwd():
     facts = facts_of("""
         import torch
         @torch.autocast("cuda", enabled=False)
-        def a(inv_freq, t):
-            return torch.einsum("i,j->ij", t, inv_freq).cos()
+        def a(inv_freq, n):
+            return torch.einsum("i,j->ij", torch.arange(n).float(), inv_freq).cos()
         @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)
-        def b(inv_freq, t):
-            return torch.einsum("i,j->ij", t, inv_freq).cos()
+        def b(inv_freq, n):
+            return torch.einsum("i,j->ij", torch.arange(n).float(), inv_freq).cos()
     """)
     assert facts.products and all(p.site.autocast_off for p in facts.products)
 

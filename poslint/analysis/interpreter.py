@@ -80,21 +80,6 @@ CONSTRUCTION_ROOTS = frozenset({"__init__", "__post_init__", "post_init", "reset
                                 "__new__", "__setstate__"})
 # Inputs that hold indices or masks by convention (input_ids, attention_mask, labels...).
 INTEGER_INPUT = re.compile(r"(^|[._])(\w*_ids?|ids|\w*mask\w*|labels?|indices|index)$")
-POSITION_NAMES = ("position_ids", "positions", "pos_ids", "position", "pos", "seq_ids",
-                  "position_idx", "pos_idx")
-FREQ_NAME_HINTS = ("inv_freq",)
-POSITION_HINT = "position"  # any name containing it: position_ids, relative_position, ...
-
-
-def _name_roles(name: str) -> frozenset:
-    low = name.lower().lstrip("_")
-    if low in POSITION_NAMES or POSITION_HINT in low:
-        return frozenset({Role.POSITIONS})
-    if any(h in low for h in FREQ_NAME_HINTS):
-        return frozenset({Role.FREQS})
-    return frozenset()
-
-
 # --------------------------------------------------------------------------------------------
 # Module structure
 
@@ -274,6 +259,8 @@ class Interpreter:
         self.recording = False
         self.analyzed: Set[int] = set()
         self._seen_facts: Set[tuple] = set()
+        # Products whose result reached cos/sin/polar, kept across rounds.
+        self.rotary_sinks: Set[tuple] = set()
         # Attribute values observed in the current round, per class.
         self._next_attrs: Dict[str, Dict[str, Tuple[str, Value]]] = {}
 
@@ -524,7 +511,7 @@ class Interpreter:
                 value = self.eval(defaults[i], default_frame)
             else:
                 value = _unbound(param.arg)
-            env[param.arg] = self._hint(param.arg, value)
+            env[param.arg] = value
         for param, default in zip(spec.kwonlyargs, spec.kw_defaults):
             if param.arg in kwargs:
                 value = kwargs[param.arg]
@@ -532,18 +519,11 @@ class Interpreter:
                 value = self.eval(default, default_frame)
             else:
                 value = _unbound(param.arg)
-            env[param.arg] = self._hint(param.arg, value)
+            env[param.arg] = value
         if spec.vararg:
             env[spec.vararg.arg] = UNKNOWN
         if spec.kwarg:
             env[spec.kwarg.arg] = UNKNOWN
-
-    @staticmethod
-    def _hint(name: str, value: Value) -> Value:
-        roles = _name_roles(name)
-        if roles and not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER):
-            return value.with_(roles=roles)
-        return value
 
     # ---- statements --------------------------------------------------------------------
 
@@ -717,7 +697,7 @@ class Interpreter:
 
     def assign(self, target: ast.AST, value: Value, frame: Frame, value_node: Optional[ast.AST]) -> None:
         if isinstance(target, ast.Name):
-            frame.env[target.id] = self._hint(target.id, value)
+            frame.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = value.payload if value.sort is Sort.TUPLE and isinstance(value.payload, tuple) else None
             for i, elt in enumerate(target.elts):
@@ -932,11 +912,10 @@ class Interpreter:
             inst = _lookup_instance(cls, name, self.classes)
             if inst is not None:
                 return Value(sort=Sort.INSTANCE, payload=inst, payload_key=inst.name)
-            return self._hint(name, UNKNOWN)
+            return UNKNOWN
         storage, value = found
         if value.sort is Sort.INSTANCE:
             return value
-        value = self._hint(name, value)
         converted = storage in ("buffer", "parameter") and frame.runtime and value.prec is not Prec.INT \
             and not any(family_matches(restored, name) for c in cls.mro() for restored in c.restored_attrs)
         if converted and (value.is_tensor or value.roles):
@@ -1020,6 +999,8 @@ class Interpreter:
         value = self.eval(node.operand, frame)
         if isinstance(node.op, ast.Not):
             return UNKNOWN
+        if isinstance(node.op, ast.USub):
+            return _negated(value)
         return value
 
     def _eval_Lambda(self, node: ast.Lambda, frame: Frame) -> Value:
@@ -1051,19 +1032,27 @@ class Interpreter:
               left_node: ast.AST, right_node: ast.AST, frame: Frame) -> Value:
         if isinstance(op, ast.MatMult):
             return self.product(node, "@", left, left_node, right, right_node, frame) or \
-                tensor(self.promote(left, right, node, frame, division=False).prec)
+                tensor(self.promote(left, right, node, frame, division=False).prec,
+                       recent=self._candidate_trace(node, left, right))
         if isinstance(op, ast.Mult):
             product = self.product(node, "*", left, left_node, right, right_node, frame)
+            if product is not None:
+                return product
+        if isinstance(op, ast.Div) and right.has(Role.GROWTH) and left.has(Role.POSITIONS):
+            product = self.product(node, "/", left, left_node, right, right_node, frame)
             if product is not None:
                 return product
         if left.is_number and right.is_number:
             roles = set()
             if isinstance(op, ast.Pow):
                 if right.has(Role.FREQ_INDEX) or right.has(Role.POSITIONS):
-                    roles.add(Role.SLOPES if _is_pow2_base(left) else Role.FREQS)
+                    roles.add(_power_role(left, right))
                 elif left.payload_key == ("const", 2) or left.payload_key == ("const", 2.0):
                     roles.add(Role.POW2)
-            roles |= (left.roles | right.roles) & {Role.SLOPES, Role.FREQS, Role.POW2}
+            roles |= (left.roles | right.roles) & {Role.SLOPES, Role.FREQS, Role.POW2, Role.GROWTH}
+            if isinstance(op, ast.Div) and right.has(Role.GROWTH):
+                roles = (roles - {Role.GROWTH}) | {Role.FREQS}
+            roles |= _sign(op, left, right)
             if not roles & {Role.SLOPES, Role.FREQS} and not isinstance(op, ast.Pow):
                 roles |= (left.roles | right.roles) & {Role.FREQ_INDEX}
             if isinstance(op, ast.Mult) and (left.has(Role.POW2) or right.has(Role.POW2)):
@@ -1096,8 +1085,9 @@ class Interpreter:
         elif left.has(Role.POSITIONS) or right.has(Role.POSITIONS) or Role.BIAS in roles:
             pos = left if (left.has(Role.POSITIONS) or left.has(Role.BIAS)) else right
             relative = pos.relative
+        recent = self._candidate_trace(node, left, right) if isinstance(op, ast.Mult) else left.recent | right.recent
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
-                             products=left.products | right.products, recent=left.recent | right.recent,
+                             products=left.products | right.products, recent=recent,
                              is_complex=left.is_complex or right.is_complex or
                              Sort.PYCOMPLEX in (left.sort, right.sort))
         if isinstance(op, ast.Mult) and Sort.PYCOMPLEX in (left.sort, right.sort) and \
@@ -1112,16 +1102,21 @@ class Interpreter:
         if isinstance(op, ast.Pow):
             exponent_indexed = right.has(Role.POSITIONS) or right.has(Role.FREQ_INDEX)
             if exponent_indexed:
-                roles -= {Role.POSITIONS, Role.FREQ_INDEX}
-                roles.add(Role.SLOPES if _is_pow2_base(left) else Role.FREQS)
+                roles -= {Role.POSITIONS, Role.FREQ_INDEX, Role.NEGATIVE}
+                roles.add(_power_role(left, right))
             elif left.has(Role.POSITIONS):
                 roles.discard(Role.POSITIONS)
             elif _is_pow2_base(left):
                 return frozenset({Role.POW2})
-        if Role.FREQS in roles or Role.SLOPES in roles:
+        if isinstance(op, ast.Div) and right.has(Role.GROWTH) and not left.has(Role.GROWTH):
+            roles = (roles - {Role.GROWTH}) | {Role.FREQS}  # 1 / base ** (index / d)
+        roles = (roles - {Role.NEGATIVE}) | _sign(op, left, right)
+        if roles & {Role.FREQS, Role.SLOPES, Role.GROWTH}:
             roles -= {Role.POSITIONS, Role.FREQ_INDEX}
+        if Role.FREQS in roles:
+            roles.discard(Role.GROWTH)
         if Role.ANGLES in roles or Role.BIAS in roles or Role.TRIG in roles:
-            roles -= {Role.POSITIONS, Role.FREQS, Role.SLOPES}
+            roles -= {Role.POSITIONS, Role.FREQS, Role.SLOPES, Role.GROWTH}
         roles.discard(Role.POW2)
         return frozenset(roles)
 
@@ -1163,10 +1158,23 @@ class Interpreter:
         def factor_of(v: Value) -> bool:
             return (v.has(Role.FREQS) or v.has(Role.SLOPES)) and v.sort in (Sort.TENSOR, Sort.OTHER, Sort.PYFLOAT)
 
+        key = node_key(node)
+        if op == "/":  # positions / base ** (index / d)
+            factor_of = lambda v: v is b  # noqa: E731 - the divisor is the (inverted) frequency
         if factor_of(a) and not factor_of(b):
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
         elif factor_of(b) and not factor_of(a):
             factor, factor_node, pos, pos_node = b, b_node, a, a_node
+        elif key in self.rotary_sinks and _module_held(a) != _module_held(b):
+            # A product that reaches cos/sin with a tensor the module holds: the module tensor is
+            # the frequencies, whatever computed it (another file, a lookup table of init functions).
+            factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _module_held(a) else (b, b_node, a, a_node)
+        elif key in self.rotary_sinks and _grid(a) != _grid(b) and _unknown_operand(b if _grid(a) else a):
+            # A position grid times something unknown, into cos/sin: that something is frequencies,
+            # here and wherever the same variable is used next.
+            factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if _grid(a) else (a, a_node, b, b_node)
+            if isinstance(factor_node, ast.Name) and factor_node.id in frame.env:
+                frame.env[factor_node.id] = factor.with_(roles=factor.roles | {Role.FREQS})
         else:
             return None
         if pos.is_number or pos.sort in (Sort.DTYPE, Sort.CALLABLE, Sort.INSTANCE, Sort.TUPLE):
@@ -1174,11 +1182,12 @@ class Interpreter:
         if factor.is_number and not pos.is_tensor:
             return None
         kind = "alibi" if factor.has(Role.SLOPES) and not factor.has(Role.FREQS) else "rope"
-        # ``inv_freq * scale`` is still frequencies; a matrix product with an operand we cannot
-        # see is kept as a candidate, and cos/sin of its result decide (ModuleFacts.rope_products).
-        if not pos.has(Role.POSITIONS) and (op == "*" or pos.roles or kind == "alibi"):
+        # Positions are a grid by construction, or whatever a product with frequencies that reaches
+        # cos/sin/polar multiplies them by (an input of any name). Until such a sink confirms it, in
+        # this round or the last, the product stays plain arithmetic: ``inv_freq * scale`` is still
+        # frequencies.
+        if not pos.has(Role.POSITIONS) and (pos.roles or kind == "alibi" or key not in self.rotary_sinks):
             return None
-        key = node_key(node)
         result = self.promote(pos, factor, node, frame, division=False)
         roles = {Role.ANGLES if kind == "rope" else Role.BIAS}
         result = result.with_(roles=frozenset(roles), products=pos.products | factor.products | {key},
@@ -1431,7 +1440,9 @@ class Interpreter:
                 return result
         if not operands:
             return UNKNOWN_TENSOR
-        return merge_all([v for v, _ in operands]).with_(roles=frozenset(), ndim=None, axis=None)
+        values = [v for v, _ in operands]
+        trace = frozenset({node_key(node)}).union(*(v.recent for v in values))
+        return merge_all(values).with_(roles=frozenset(), ndim=None, axis=None, recent=trace)
 
     def trig(self, node: ast.AST, angle: Value, frame: Frame) -> Value:
         self._mark_rotary(angle)
@@ -1451,8 +1462,15 @@ class Interpreter:
                 self.facts.escaped.update(value.products)
 
     def _mark_rotary(self, angle: Value) -> None:
+        self.rotary_sinks.update(angle.recent)
         if self.recording:
             self.facts.rotary_products.update(angle.recent)
+
+    @staticmethod
+    def _candidate_trace(node: ast.AST, a: Value, b: Value) -> frozenset:
+        """The products a value comes from, this one included, so that a cos/sin or polar
+        that it reaches later can confirm this product as a rotary angle (see :meth:`product`)."""
+        return a.recent | b.recent | {node_key(node)}
 
     def tensor_method(self, name: str, receiver: Value, node: ast.Call, args: List[Value],
                       kwargs: Dict[str, Value], frame: Frame, function_form: bool = False) -> Value:
@@ -1488,9 +1506,17 @@ class Interpreter:
         if name in TRIG:
             return self.trig(node, receiver, frame)
         if name in ("exp", "exp2") and (receiver.has(Role.POSITIONS) or receiver.has(Role.FREQ_INDEX)):
+            if name == "exp" and not receiver.has(Role.NEGATIVE):
+                # exp(index * c) grows (log-spaced bins, schedules): frequencies only once inverted.
+                return self._float_op(receiver, node, frame).with_(roles=frozenset({Role.GROWTH}))
             role = Role.SLOPES if name == "exp2" else Role.FREQS
             value = self._float_op(receiver, node, frame).with_(roles=frozenset({role}))
             return self._creation(node, value, frame)
+        if name == "reciprocal" and receiver.has(Role.GROWTH):
+            value = self._float_op(receiver, node, frame).with_(roles=frozenset({Role.FREQS}))
+            return self._creation(node, value, frame)
+        if name in ("neg", "negative"):
+            return _negated(receiver)
         if name == "exp" and receiver.is_complex and receiver.has(Role.ANGLES):
             return receiver.with_(roles=frozenset({Role.ROTARY_COMPLEX}))  # exp(1j * angles)
         if name in ("pow", "float_power"):
@@ -1502,7 +1528,8 @@ class Interpreter:
             other = args[0] if args else UNKNOWN
             other_node = node.args[-1] if node.args else node
             result = self.product(node, name, receiver, receiver_node, other, other_node, frame)
-            return result if result is not None else tensor(self.promote(receiver, other, node, frame, False).prec)
+            return result if result is not None else tensor(self.promote(receiver, other, node, frame, False).prec,
+                                                            recent=self._candidate_trace(node, receiver, other))
         if name in ("mul", "multiply") and args:
             return self.binop(ast.Mult(), receiver, args[0], node, receiver_node, node.args[-1], frame)
         if name in ("div", "true_divide", "divide") and args:
@@ -1642,6 +1669,46 @@ def _is_opaque(value: Value) -> bool:
     """An untyped value: unknown, or a parameter nobody here binds."""
     return value.sort is Sort.OTHER and (value.payload_key is None or (
         isinstance(value.payload_key, tuple) and value.payload_key[0] == "param"))
+
+
+def _power_role(base: Value, exponent: Value) -> Role:
+    """``base ** index``: ALiBi slopes for a power-of-two base; frequencies for a negated index;
+    otherwise a growing scale, which becomes frequencies when inverted."""
+    if _is_pow2_base(base):
+        return Role.SLOPES
+    return Role.FREQS if exponent.has(Role.NEGATIVE) else Role.GROWTH
+
+
+def _sign(op: ast.operator, left: Value, right: Value) -> frozenset:
+    """NEGATIVE for a product or quotient of one negated operand, for a sum of two."""
+    negated = (left.has(Role.NEGATIVE), right.has(Role.NEGATIVE))
+    if isinstance(op, (ast.Mult, ast.Div, ast.FloorDiv)):
+        return frozenset({Role.NEGATIVE}) if negated[0] != negated[1] else frozenset()
+    if isinstance(op, ast.Add) and all(negated):
+        return frozenset({Role.NEGATIVE})
+    return frozenset()
+
+
+def _negated(value: Value) -> Value:
+    if value.sort in (Sort.TENSOR, Sort.PYINT, Sort.PYFLOAT, Sort.OTHER) and not (
+            value.roles & {Role.FREQS, Role.SLOPES, Role.ANGLES, Role.BIAS, Role.TRIG}):
+        return value.with_(roles=value.roles ^ {Role.NEGATIVE})
+    return value
+
+
+def _grid(value: Value) -> bool:
+    return value.has(Role.POSITIONS) and value.sort in (Sort.TENSOR, Sort.OTHER)
+
+
+def _unknown_operand(value: Value) -> bool:
+    """A tensor operand of no known role (a parameter, an import, a buffer of unknown origin)."""
+    return not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER)
+
+
+def _module_held(value: Value) -> bool:
+    """A floating tensor read from a buffer or parameter (possibly upcast since)."""
+    return value.is_tensor and not value.roles and (
+        value.prec is Prec.CONVERTED or (value.rounded is not None and value.rounded.prec is Prec.CONVERTED))
 
 
 def _is_dtype_parameter(value: Value) -> bool:

@@ -54,6 +54,8 @@ class Role(enum.Enum):
     BIAS = "alibi bias"  # slopes x positions
     QUERY_BIAS = "bias on the diagonal"  # each query's own bias: bias.diagonal(-2, -1)
     POW2 = "power of two"  # 2 ** x: the base of ALiBi's geometric slopes
+    GROWTH = "growing scale"  # base ** index with a non-negative exponent: frequencies once inverted
+    NEGATIVE = "negated"  # a negated number or index: its exponential decays
 
 
 class Sort(enum.Enum):

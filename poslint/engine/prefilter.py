@@ -11,27 +11,30 @@ interpreter (:mod:`poslint.analysis.interpreter`) records while it carries *role
   POS105 reports a ``Creation`` of frequencies that meets a ``Product``; POS201 reports a
   ``Product``, or a ``Cast``/``Store`` of a value with the ``BIAS`` role; POS104 reports a
   ``Cast``/``Store`` of a value with the ``ANGLES`` or ``ROTARY_COMPLEX`` role.
-* A ``Product`` needs a *factor*: a value with the ``FREQS`` or ``SLOPES`` role
-  (``Interpreter.product``). ``ANGLES`` and ``BIAS`` are born only in ``product``.
+* A ``Product`` needs a *factor*: a value with the ``FREQS`` or ``SLOPES`` role; or, when the
+  product reaches ``cos``/``sin``/``polar``, a floating tensor read from a buffer or parameter,
+  or any operand of no role multiplied by a ``POSITIONS`` grid (``Interpreter.product``). ``ANGLES`` and ``BIAS`` are born only in ``product``.
   ``ROTARY_COMPLEX`` is born in ``torch.polar``, or from ``ANGLES`` (``exp`` of complex angles,
   angles times ``1j``), so it needs a product as well, except for ``polar``.
 
 So a file can only have a finding if a ``FREQS``, ``SLOPES`` or ``ROTARY_COMPLEX`` value can be
-born in it. Those roles are born only here (the rest of the interpreter only carries, merges or
-drops roles):
+born in it, or a buffer or parameter meets ``cos``/``sin``/``polar``. Those roles are born only
+here (the rest of the interpreter only carries, merges or drops roles), and names give none:
 
-1. a name that :func:`~poslint.analysis.interpreter._name_roles` maps to ``FREQS``: a name
-   containing one of ``FREQ_NAME_HINTS`` (``inv_freq``), case-insensitively;
+1. a rotary sink (``cos``, ``sin`` or ``polar``) together with a module tensor (the words
+   ``buffer`` or ``parameter``: ``register_buffer``, ``nn.Buffer``, ``nn.Parameter``,
+   ``register_parameter``) or with a positional word (below);
 2. ``logspace`` (frequencies or slopes) and ``polar`` (a complex rotation);
-3. ``exp``/``exp2`` of a value with the ``POSITIONS`` or ``FREQ_INDEX`` role;
+3. ``exp``/``exp2`` of a value with the ``POSITIONS`` or ``FREQ_INDEX`` role (``reciprocal``
+   and ``1 / x`` of such a growing ``exp`` or power give frequencies too, so they need (3) or (4));
 4. a power (``**``, ``**=``, ``pow``, ``float_power``) whose exponent has the ``POSITIONS`` or
-   ``FREQ_INDEX`` role;
+   ``FREQ_INDEX`` role; ``full(shape, r)`` keeps the ``POW2`` role of ``r``, which needs a power;
 5. ``x *= r`` in a loop where ``r`` has the ``POW2`` role (ALiBi's geometric slopes). ``POW2``
    is born from a power (``2 ** k``, ``math.pow(2, k)``), so this needs ``*=``, a loop and a power.
 
 ``POSITIONS`` and ``FREQ_INDEX`` are born only from ``range`` (a loop or comprehension over the
-builtin, or ``torch.range``), ``arange``, ``linspace``, ``cumsum`` and names that ``_name_roles``
-maps to ``POSITIONS`` (one of ``POSITION_NAMES``, or a name containing ``position``).
+builtin, or ``torch.range``), ``arange``, ``linspace`` and ``cumsum``. A product also takes any
+operand of a confirmed rotary product as its positions, but that needs a factor first.
 
 A file passes the prefilter when its *code* (the text without comments and without string
 literals other than f-strings, whose replacement fields are code) has the words of (1) or (2),
@@ -49,9 +52,8 @@ an identifier or operator that the interpreter reads from the AST, so it is in t
   for quotes, prefixes and escapes. Where it cannot match (an unterminated string in a file
   that does not parse), the text is kept as code, which can only make more files pass.
 
-The words themselves come from the interpreter's constants (``FREQ_NAME_HINTS``,
-``POSITION_NAMES``); ``tests/test_prefilter.py`` fails when the places in the interpreter that
-give roles change, so that this argument is checked again.
+``tests/test_prefilter.py`` fails when the places in the interpreter that give roles change, so
+that this argument is checked again.
 
 POS001
 ======
@@ -71,8 +73,6 @@ import unicodedata
 import warnings
 from typing import Tuple
 
-from poslint.analysis.interpreter import FREQ_NAME_HINTS, POSITION_HINT, POSITION_NAMES
-
 # The rules whose findings the argument above covers. A text is skipped only when every
 # selected rule is one of these (or POS001, see :func:`syntax_ok`): a new rule is never skipped
 # until its findings are added to the argument.
@@ -83,17 +83,17 @@ COVERED_RULES = frozenset({"POS101", "POS102", "POS103", "POS104", "POS105", "PO
 # interpreter's source and fails when it changes: review the argument, then update it.
 ROLE_BIRTHS_REVIEWED = {
     "_arange": ("POSITIONS", "POSITIONS"),
-    "_combined_roles": ("FREQS", "POW2", "SLOPES"),
+    "_combined_roles": ("FREQS", "FREQS", "POW2", "SLOPES"),
     "_creation_value": ("POSITIONS",),
     "_eval_Call": ("FREQS", "POW2", "SLOPES"),
     "_eval_ListComp": ("FREQ_INDEX",),
-    "_name_roles": ("FREQS", "POSITIONS"),
-    "binop": ("FREQS", "FREQS", "FREQS", "FREQ_INDEX", "POW2", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES", "SLOPES",
-              "SLOPES"),
+    "_negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
+    "_power_role": ("FREQS", "SLOPES"),
+    "binop": ("FREQS", "FREQS", "FREQS", "FREQ_INDEX", "POW2", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
     "exec_stmt": ("FREQ_INDEX", "SLOPES"),
-    "product": ("ANGLES", "BIAS"),
-    "tensor_method": ("FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES"),
-    "torch_function": ("FREQS", "POW2", "ROTARY_COMPLEX", "SLOPES"),
+    "product": ("ANGLES", "BIAS", "FREQS"),  # FREQS: an operand of a product confirmed by cos/sin
+    "tensor_method": ("FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES"),
+    "torch_function": ("FREQS", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES"),
 }
 
 # --- strings and comments -------------------------------------------------------------------
@@ -130,8 +130,9 @@ def _alternatives(words) -> str:
     return "|".join(re.escape(w) for w in sorted(set(words), key=lambda w: (-len(w), w)))
 
 
-# (1) name hints for frequencies: substrings of the lower-cased name.
-FREQ_HINTS: Tuple[str, ...] = tuple(h.lower() for h in FREQ_NAME_HINTS)
+# (1) module tensors (substrings of the lower-cased code), and rotary sinks (whole words).
+MODULE_TENSOR_WORDS: Tuple[str, ...] = ("buffer", "parameter")
+SINK_CALLS: Tuple[str, ...] = ("cos", "sin", "cos_", "sin_", "polar")
 # (2) calls that give frequencies, slopes or a complex rotation by themselves.
 ROLE_CALLS: Tuple[str, ...] = ("logspace", "polar")
 # (3) exponentials of positions.
@@ -139,20 +140,16 @@ EXP_CALLS: Tuple[str, ...] = ("exp", "exp2")
 # (4) powers spelled as calls.
 POW_CALLS: Tuple[str, ...] = ("pow", "float_power")
 # Words that give POSITIONS or FREQ_INDEX, as substrings of the lower-cased code.
-POSITION_WORDS: Tuple[str, ...] = ("range", "linspace", "cumsum", POSITION_HINT)
-# Position names that no substring above covers: whole identifiers, after any leading
-# underscores (``_name_roles`` strips them).
-POSITION_IDENTIFIERS: Tuple[str, ...] = tuple(
-    n.lower() for n in POSITION_NAMES if not any(w in n.lower() for w in POSITION_WORDS))
+POSITION_WORDS: Tuple[str, ...] = ("range", "linspace", "cumsum")
 
 # Each pattern starts with a literal, so that the engine can search for it quickly; whether the
 # character before a match ends an identifier is checked by :func:`_starts_word`.
 _END = "(?![A-Za-z0-9_])"
-_FREQ_HINT = re.compile(_alternatives(FREQ_HINTS))
+_MODULE_TENSOR = re.compile(_alternatives(MODULE_TENSOR_WORDS))
+_SINK_CALL = [re.compile(re.escape(w) + _END) for w in SINK_CALLS]
 _ROLE_CALL = [re.compile(re.escape(w) + _END) for w in ROLE_CALLS]
 _EXP_CALL = [re.compile(re.escape(w) + _END) for w in EXP_CALLS]
 _POSITION_WORD = re.compile(_alternatives(POSITION_WORDS))
-_POSITION_IDENTIFIER = [re.compile(re.escape(w) + _END) for w in POSITION_IDENTIFIERS]
 _MUL_ASSIGN = re.compile(r"\*=")
 _LOOP = re.compile(f"(?:for|while){_END}")
 
@@ -178,17 +175,14 @@ _LITERAL_POW_ARGS = re.compile(rf"[ \t]*\([\s]*(?:[\w.]+[\s]*,[\s]*)?[-+]?[\s]*{
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
-def _starts_word(text: str, start: int, underscores: bool = False) -> bool:
-    """Whether ``text[start]`` starts an identifier (after leading underscores, if allowed)."""
-    if underscores:
-        while start > 0 and text[start - 1] == "_":
-            start -= 1
+def _starts_word(text: str, start: int) -> bool:
+    """Whether ``text[start]`` starts an identifier."""
     return start == 0 or text[start - 1] not in _IDENTIFIER_CHARS
 
 
-def _has_word(patterns, text: str, underscores: bool = False) -> bool:
+def _has_word(patterns, text: str) -> bool:
     """Whether one of ``patterns`` (each a word) matches ``text`` at the start of an identifier."""
-    return any(_starts_word(text, m.start(), underscores) for p in patterns for m in p.finditer(text))
+    return any(_starts_word(text, m.start()) for p in patterns for m in p.finditer(text))
 
 
 def _powers(text: str, code: str) -> Tuple[bool, bool]:
@@ -228,12 +222,13 @@ def may_have_findings(text: str) -> bool:
     if not code.isascii() and _identifiers_normalise(code):
         return True
     lower = code.lower()
-    if _FREQ_HINT.search(lower) or _has_word(_ROLE_CALL, lower):
+    if _has_word(_ROLE_CALL, lower):
+        return True
+    if _has_word(_SINK_CALL, lower) and (_MODULE_TENSOR.search(lower) or _POSITION_WORD.search(lower)):
         return True
     any_power, role_power = _powers(text, code)
-    if role_power or _has_word(_EXP_CALL, lower):
-        if _POSITION_WORD.search(lower) or _has_word(_POSITION_IDENTIFIER, lower, underscores=True):
-            return True
+    if (role_power or _has_word(_EXP_CALL, lower)) and _POSITION_WORD.search(lower):
+        return True
     if any_power and any(code[m.start() - 1:m.start()] != "*" for m in _MUL_ASSIGN.finditer(code)):
         return _LOOP.search(code) is not None
     return False

@@ -52,23 +52,26 @@ class AutocastAngleProduct(Rule):
     VALID = [
         """
 import torch
-def rope(x, inv_freq, position_ids):
+def rope(x, inv_freq):
+    steps = torch.arange(x.shape[-2], device=x.device)
     with torch.autocast(device_type=x.device.type, enabled=False):
-        freqs = inv_freq[None, :, None].float() @ position_ids[:, None, :].float()
+        freqs = inv_freq[None, :, None].float() @ steps[None, None, :].float()
     return freqs.cos().to(x.dtype)
 """,
         """
 import torch
-def rope(x, inv_freq, position_ids):
-    freqs = torch.outer(position_ids.float(), inv_freq.float())
+def rope(x, inv_freq):
+    steps = torch.arange(x.shape[-2], device=x.device)
+    freqs = torch.outer(steps.float(), inv_freq.float())
     return freqs.cos().to(x.dtype)
 """,
     ]
     INVALID = [
         """
 import torch
-def rope(x, inv_freq, position_ids):
-    freqs = inv_freq[None, :, None].float() @ position_ids[:, None, :].float()
+def rope(x, inv_freq):
+    steps = torch.arange(x.shape[-2], device=x.device)
+    freqs = inv_freq[None, :, None].float() @ steps[None, None, :].float()
     return freqs.cos().to(x.dtype)
 """,
     ]

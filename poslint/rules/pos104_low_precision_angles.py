@@ -48,16 +48,18 @@ class LowPrecisionAngles(Rule):
     VALID = [
         """
 import torch
-def rope(x, positions, inv_freq):
-    freqs = positions.float()[:, None] * inv_freq[None, :]
+def rope(x, inv_freq):
+    steps = torch.arange(x.shape[-2], device=x.device)
+    freqs = steps.float()[:, None] * inv_freq[None, :]
     return freqs.cos().to(x.dtype), freqs.sin().to(x.dtype)
 """,
     ]
     INVALID = [
         """
 import torch
-def rope(x, positions, inv_freq):
-    freqs = (positions.float()[:, None] * inv_freq[None, :]).to(x.dtype)
+def rope(x, inv_freq):
+    steps = torch.arange(x.shape[-2], device=x.device)
+    freqs = (steps.float()[:, None] * inv_freq[None, :]).to(x.dtype)
     return freqs.cos(), freqs.sin()
 """,
     ]
