@@ -9,6 +9,7 @@ argument that is not a subcommand name (or a top-level ``--help``/``-h``/``--ver
 from __future__ import annotations
 
 import errno
+import signal
 import sys
 import os
 from dataclasses import replace
@@ -56,6 +57,9 @@ class _DefaultToCheck(click.Group):
             _internal_error(ctx, exc)
         except Exception as exc:  # noqa: BLE001 - never show a traceback
             _internal_error(ctx, exc)
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM while linting: 128 + the signal, as shells do
+            _echo("poslint: interrupted", err=True)
+            ctx.exit(128 + getattr(exc, "signum", signal.SIGINT))
 
 
 def _safe_bytes(text: str) -> bytes:

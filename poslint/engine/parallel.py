@@ -5,6 +5,10 @@ exactly as :func:`poslint.engine.linter.lint_file` would, file by file. Files ar
 workers largest first, a few at a time, so that one big file does not leave the other workers
 idle at the end. A run with little to do stays in this process, where starting workers
 would cost more than the work.
+
+Ctrl-C (SIGINT) or SIGTERM stops a run at once: no more files are handed out, each worker
+finishes only the file it is on (so that a fix being written is written whole, or not at all),
+and :class:`Interrupted` is raised. While a run lasts, SIGTERM in the main thread raises it too.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -30,6 +36,32 @@ MIN_BYTES_FOR_POOL = 256 * 1024
 # Files handed to a worker at a time: small enough to balance, big enough to amortise the IPC.
 CHUNK_BYTES = 512 * 1024
 CHUNK_FILES = 32
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was stopped by a signal (``signum``)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextmanager
+def interruptible():
+    """SIGTERM raises :class:`Interrupted` (and Ctrl-C, as ever, ``KeyboardInterrupt``), when run in
+    the main thread; elsewhere signals cannot be handled and this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise Interrupted(signum)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def default_jobs() -> int:
@@ -91,17 +123,28 @@ def _lint_one(path: str, options: LintOptions, want_digest: bool) -> Outcome:
 
 _OPTIONS: Optional[LintOptions] = None
 _WANT_DIGEST = False
+_STOP = None  # the run's multiprocessing Event: set when the run is interrupted
+_SIGNALLED = False  # this worker got SIGINT or SIGTERM
 
 
-def _init_worker(options: LintOptions, want_digest: bool) -> None:
-    global _OPTIONS, _WANT_DIGEST
-    _OPTIONS, _WANT_DIGEST = options, want_digest
+def _init_worker(options: LintOptions, want_digest: bool, stop) -> None:
+    global _OPTIONS, _WANT_DIGEST, _STOP
+    _OPTIONS, _WANT_DIGEST, _STOP = options, want_digest, stop
+    signal.signal(signal.SIGINT, _finish_this_file)
+    signal.signal(signal.SIGTERM, _finish_this_file)
     tune_gc()
+
+
+def _finish_this_file(signum, frame) -> None:
+    global _SIGNALLED
+    _SIGNALLED = True
 
 
 def _lint_chunk(chunk: Sequence[Tuple[int, str]]) -> List[Tuple[int, Outcome]]:
     out = []
     for index, path in chunk:
+        if _SIGNALLED or (_STOP is not None and _STOP.is_set()):
+            break  # interrupted: the rest of the chunk is not linted, nor written
         try:
             out.append((index, _lint_one(path, _OPTIONS, _WANT_DIGEST)))
         except Exception as exc:  # noqa: BLE001 - lint_file should not raise; never lose the run
@@ -131,11 +174,16 @@ def lint_files(paths: Sequence[str], options: LintOptions, jobs: int = 0, cache:
         else:
             results[i] = hit
 
-    for i, (result, file_digest, stat) in _run(paths, todo, sizes, options, jobs, cache is not None, warn):
-        results[i] = result
-        if cache is not None and file_digest is not None and stat is not None:
-            cache.store(os.path.abspath(paths[i]), stat, file_digest, file_codes(paths[i], options),
-                        options.ignore_noqa, result.diagnostics)
+    with interruptible():
+        outcomes = _run(paths, todo, sizes, options, jobs, cache is not None, warn)
+        try:
+            for i, (result, file_digest, stat) in outcomes:
+                results[i] = result
+                if cache is not None and file_digest is not None and stat is not None:
+                    cache.store(os.path.abspath(paths[i]), stat, file_digest, file_codes(paths[i], options),
+                                options.ignore_noqa, result.diagnostics)
+        finally:
+            outcomes.close()  # when interrupted: stop the workers now
     if cache is not None:
         cache.save()
     return [r for r in results if r is not None]
@@ -183,16 +231,18 @@ def _run(paths: Sequence[str], todo: List[int], sizes, options: LintOptions, job
         return
     chunks = _chunks(sorted(todo, key=lambda i: -sizes[i]), sizes, jobs)
     try:
-        context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+        context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else \
+            multiprocessing.get_context()
+        stop = context.Event()
         executor = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=context,
-                                       initializer=_init_worker, initargs=(options, want_digest))
+                                       initializer=_init_worker, initargs=(options, want_digest, stop))
     except (OSError, ValueError) as exc:
         warn(f"cannot start worker processes ({exc}); linting in one process")
         for i in todo:
             yield i, _lint_one(paths[i], options, want_digest)
         return
     retry: List[int] = []
-    with executor:
+    with _stopping(executor, stop):
         futures = {executor.submit(_lint_chunk, [(i, paths[i]) for i in chunk]): chunk for chunk in chunks}
         for future in as_completed(futures):
             try:
@@ -203,16 +253,32 @@ def _run(paths: Sequence[str], todo: List[int], sizes, options: LintOptions, job
             for item in done:
                 yield item
     if retry:
-        yield from _recover(paths, sorted(retry, key=lambda i: -sizes[i]), options, want_digest, jobs, context)
+        yield from _recover(paths, sorted(retry, key=lambda i: -sizes[i]), options, want_digest, jobs, context, stop)
 
 
-def _recover(paths: Sequence[str], todo: List[int], options: LintOptions, want_digest: bool, jobs: int, context):
+@contextmanager
+def _stopping(executor: ProcessPoolExecutor, stop):
+    """Shut ``executor`` down after the block; if the block does not finish (an interrupt, or the
+    consumer stopped), first tell the workers to stop after their current file, and start nothing more."""
+    try:
+        yield
+    except BaseException:
+        stop.set()
+        executor.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        executor.shutdown(wait=True)
+
+
+def _recover(paths: Sequence[str], todo: List[int], options: LintOptions, want_digest: bool, jobs: int, context,
+             stop):
     """Lint again the files of a pool that broke because a worker died (killed for memory, a crash
     in native code): one file per task in a new pool, then, for what that pool did not finish,
     each file alone in its own process, so that only the file that kills its worker is lost."""
     alone: List[int] = []
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
-                             initargs=(options, want_digest)) as executor:
+    executor = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
+                                   initargs=(options, want_digest, stop))
+    with _stopping(executor, stop):
         futures = {executor.submit(_lint_chunk, [(i, paths[i])]): i for i in todo}
         for future in as_completed(futures):
             try:
@@ -220,8 +286,9 @@ def _recover(paths: Sequence[str], todo: List[int], options: LintOptions, want_d
             except BrokenProcessPool:
                 alone.append(futures[future])
     for i in sorted(alone):
-        with ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_init_worker,
-                                 initargs=(options, want_digest)) as executor:
+        executor = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_init_worker,
+                                       initargs=(options, want_digest, stop))
+        with _stopping(executor, stop):
             try:
                 yield from executor.submit(_lint_chunk, [(i, paths[i])]).result()
             except BrokenProcessPool:
