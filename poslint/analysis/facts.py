@@ -4,6 +4,7 @@ for these patterns themselves."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
 
@@ -26,6 +27,36 @@ CUDA_AUTOCAST_LOWERED = frozenset({
 METADATA = frozenset({"dtype", "device", "shape", "ndim", "is_cuda", "layout"})
 
 
+# A computed attribute name (``f"{kind}_inv_freq"``) names a family of attributes; each unknown
+# part is a wildcard: ``"*_inv_freq"``.
+WILDCARD = "*"
+
+
+def family_matches(key: str, name: str) -> bool:
+    """Whether attribute ``key`` and attribute ``name`` can be the same (either may be a family)."""
+    if key == name:
+        return True
+    if WILDCARD not in key and WILDCARD not in name:
+        return False
+    if WILDCARD in name and WILDCARD not in key:
+        key, name = name, key
+    pattern = "".join(".+" if part == WILDCARD else re.escape(part) for part in re.split(r"(\*)", key))
+    return re.fullmatch(pattern, name.replace(WILDCARD, "x")) is not None
+
+
+def _lookup(index: Dict[Tuple[str, str], list], attr: str, classes: Iterable[str]) -> list:
+    """The entries of ``index`` (by class and attribute) for ``attr`` in ``classes``: exact names
+    by key, families (and a family ``attr``) by matching."""
+    classes = sorted(set(classes))  # sorted: the same order in every run
+    if WILDCARD in attr:
+        return [e for (cls, name), entries in index.items() if cls in classes and family_matches(attr, name)
+                for e in entries]
+    out = [e for cls in classes for e in index.get((cls, attr), [])]
+    out += [e for (cls, name), entries in index.items()
+            if WILDCARD in name and cls in classes and family_matches(name, attr) for e in entries]
+    return out
+
+
 def node_key(node: ast.AST) -> NodeKey:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
             getattr(node, "end_lineno", 0), getattr(node, "end_col_offset", 0))
@@ -38,6 +69,9 @@ class Site:
     function: Optional[str]  # "Class.method", "func" or None for module level
     runtime: bool  # reachable after construction (forward path, cache rebuilds)
     autocast_off: bool  # inside autocast(enabled=False) or an equivalent
+    # False where nothing here shows whether the code runs at construction or in forward (a hook
+    # that a base class from another module calls).
+    phase_known: bool = True
 
 
 @dataclass(frozen=True)
@@ -161,7 +195,7 @@ class ModuleFacts:
                 parent = self.parent_of(read.node)
                 if not (isinstance(parent, ast.Attribute) and parent.attr in METADATA):
                     self._reads.setdefault((read.cls, read.attr), []).append(read)
-        return [read for cls in classes for read in self._reads.get((cls, attr), [])]
+        return _lookup(self._reads, attr, classes)
 
     def stores_of(self, attr: str, classes: Iterable[str]) -> List[Store]:
         """Where methods of ``classes`` keep a tensor in ``self.<attr>``."""
@@ -169,7 +203,7 @@ class ModuleFacts:
             self._stores = {}
             for store in self.stores:
                 self._stores.setdefault((store.cls, store.attr), []).append(store)
-        return [store for cls in classes for store in self._stores.get((cls, attr), [])]
+        return _lookup(self._stores, attr, classes)
 
     def reading_class(self, node: ast.AST) -> Optional[str]:
         """The class whose method read a buffer/parameter at ``node``."""

@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from poslint.analysis.facts import AttrRead, Cast, Creation, ModuleFacts, Product, Site, Store, Trig, node_key
+from poslint.analysis.facts import (WILDCARD, AttrRead, Cast, Creation, ModuleFacts, Product, Site, Store, Trig,
+                                    family_matches, node_key)
 from poslint.analysis.lattice import (
     UNKNOWN,
     UNKNOWN_TENSOR,
@@ -92,6 +93,9 @@ class FunctionInfo:
     closure: Optional[Dict[str, Value]] = None
     callers: Set[str] = field(default_factory=set)
     runtime: bool = True
+    # False for a method nothing here calls that overrides a hook of a base class imported from
+    # elsewhere: that base may call it from its constructor or from forward.
+    phase_known: bool = True
     autocast_off: bool = False
 
     @property
@@ -110,6 +114,7 @@ class ClassInfo:
     attrs: Dict[str, Tuple[str, Value]] = field(default_factory=dict)
     # attr -> class name, for ``self.rotary = Rotary(...)``
     instance_attrs: Dict[str, str] = field(default_factory=dict)
+    foreign_bases: List[str] = field(default_factory=list)
     # Tensors that an override of ``_apply``/``to``/``half``... recomputes after a conversion.
     restored_attrs: Set[str] = field(default_factory=set)
 
@@ -161,23 +166,6 @@ def _is_autocast_off_call(call: ast.AST, names) -> bool:
 
 FLOAT32_DEFAULT = dtype_value(Prec.F32, None)
 
-# A computed attribute name (``f"{kind}_inv_freq"``) names a family of attributes; each unknown
-# part is a wildcard.
-WILDCARD = "*"
-
-
-def family_matches(key: str, name: str) -> bool:
-    """Whether attribute ``key`` and attribute ``name`` can be the same (either may be a family)."""
-    if key == name:
-        return True
-    if WILDCARD not in key and WILDCARD not in name:
-        return False
-    if WILDCARD in name and WILDCARD not in key:
-        key, name = name, key
-    pattern = "".join(".+" if part == WILDCARD else re.escape(part) for part in re.split(r"(\*)", key))
-    return re.fullmatch(pattern, name.replace(WILDCARD, "x")) is not None
-
-
 def _nested_blocks(stmt: ast.stmt) -> List[Sequence[ast.stmt]]:
     """The statement blocks of a compound statement that runs them in the same scope: ``if``/
     ``else`` (version switches), ``try``/``except ImportError`` (fallbacks), ``with``, ``match``."""
@@ -226,7 +214,8 @@ class Frame:
     loop_depth: int = 0
 
     def site(self) -> Site:
-        return Site(self.function.qual if self.function else None, self.runtime, self.autocast_off)
+        return Site(self.function.qual if self.function else None, self.runtime, self.autocast_off,
+                    self.function.phase_known if self.function else True)
 
     @property
     def cls(self) -> Optional[ClassInfo]:
@@ -317,6 +306,10 @@ class Interpreter:
         elif isinstance(stmt, ast.ClassDef):
             bases = [b.id if isinstance(b, ast.Name) else _tail_name(b) for b in stmt.bases]
             cls = ClassInfo(stmt, stmt.name, bases)
+            # Bases from other modules, except torch's: nn.Module calls no hook of its subclasses
+            # (but forward), so their uncalled methods are an API that callers run at any time.
+            cls.foreign_bases = [b for b, node in zip(bases, stmt.bases) if b not in self.class_names
+                                 and not (self.names.qualname(node) or "torch.").startswith("torch.")]
             nested = []
             for item in _class_body(stmt.body):
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -367,6 +360,8 @@ class Interpreter:
                     changed = True
         for qual, fn in by_qual.items():
             fn.runtime = qual not in construction
+            fn.phase_known = not (fn.cls is not None and not fn.callers and fn.name not in ("forward", "__call__")
+                                  and any(c.foreign_bases for c in fn.cls.mro()))
 
     def _all_functions(self) -> List[FunctionInfo]:
         return list(self.functions.values()) + [m for c in self.classes.values() for m in c.methods.values()]
@@ -1373,7 +1368,10 @@ class Interpreter:
             self._record(Trig(node, angle, frame.site()), ("trig", node_key(node), angle, frame.site()))
             return angle.with_(sort=Sort.TENSOR, roles=frozenset({Role.ROTARY_COMPLEX}), is_complex=True)
         if name in ("view_as_complex", "complex"):
-            base = args[0] if args else UNKNOWN
+            parts = args if name == "complex" else args[:1]
+            base = merge_all(parts) if parts else UNKNOWN
+            if base.has(Role.TRIG):  # view_as_complex(stack([cos, sin], -1)), complex(cos, sin)
+                base = base.with_(roles=frozenset({Role.ROTARY_COMPLEX}))
             return base.with_(is_complex=True)
         if name == "view_as_real":
             base = args[0] if args else UNKNOWN
@@ -1791,7 +1789,8 @@ def _lookup_instance(cls: ClassInfo, attr: str, classes: Dict[str, ClassInfo]) -
 
 def _describe(value: Value, src: str) -> str:
     if value.prec is Prec.CONVERTED and value.origin:
-        return value.origin.reason
+        # ``x.to(self.inv_freq.dtype)`` is described by the buffer it follows, said once.
+        return value.origin.reason.removeprefix("the dtype of ")
     return f"'{src}'" if len(src) <= 40 else "the operand"
 
 

@@ -15,7 +15,8 @@ interpreter (:mod:`poslint.analysis.interpreter`) records while it carries *role
   product reaches ``cos``/``sin``/``polar``, a floating tensor read from a buffer or parameter,
   or any operand of no role multiplied by a ``POSITIONS`` grid (``Interpreter.product``). ``ANGLES`` and ``BIAS`` are born only in ``product``.
   ``ROTARY_COMPLEX`` is born in ``torch.polar``, or from ``ANGLES`` (``exp`` of complex angles,
-  angles times ``1j``), so it needs a product as well, except for ``polar``.
+  angles times ``1j``) or their cos/sin (``view_as_complex(stack([cos, sin], -1))``,
+  ``complex(cos, sin)``), so it needs a product as well, except for ``polar``.
 
 So a file can only have a finding if a ``FREQS``, ``SLOPES`` or ``ROTARY_COMPLEX`` value can be
 born in it, or a buffer or parameter meets ``cos``/``sin``/``polar``. Those roles are born only
@@ -93,7 +94,8 @@ ROLE_BIRTHS_REVIEWED = {
     "exec_stmt": ("FREQ_INDEX", "SLOPES"),
     "product": ("ANGLES", "BIAS", "FREQS"),  # FREQS: an operand of a product confirmed by cos/sin
     "tensor_method": ("FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES"),
-    "torch_function": ("FREQS", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES"),
+    # ROTARY_COMPLEX: polar, and view_as_complex/complex of cos/sin (TRIG, which needs a product)
+    "torch_function": ("FREQS", "POW2", "POW2", "ROTARY_COMPLEX", "ROTARY_COMPLEX", "SLOPES"),
 }
 
 # --- strings and comments -------------------------------------------------------------------

@@ -80,7 +80,7 @@ def rope(x, inv_freq):
         for product in facts.rope_products():
             if not product.lowered_by_cuda_autocast:
                 continue
-            if not product.site.runtime or product.site.autocast_off:
+            if not product.site.runtime or not product.site.phase_known or product.site.autocast_off:
                 continue
             if product.positions.prec is Prec.F64 and product.factor.prec is Prec.F64:
                 continue
