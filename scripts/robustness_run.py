@@ -5,13 +5,18 @@ real-world-style model files in tests/realworld, and report what went wrong.
     python scripts/robustness_run.py                 # everything, on every core
     python scripts/robustness_run.py --sample 300    # a deterministic sample of the standard library
     python scripts/robustness_run.py --jobs 1 PATH   # extra files or directories too, in one process
+    python scripts/robustness_run.py --no-stdlib --crafted   # only tests/realworld and the crafted inputs
 
 Each file goes through ``poslint.engine.linter.lint_file`` with every rule, twice: linting, and fixing
 with unsafe fixes as well but without writing (as ``--diff --unsafe-fixes`` would). Counted: files,
 files poslint cannot parse (POS001: the standard library's tests keep deliberately broken
 files), findings per rule, fixes, refused fixes, internal errors, and exceptions that escaped
-``lint_file`` (which would be tracebacks). The exit status is 1 if there is any internal error
-or escaped exception, else 0. Every file is analysed, even those poslint's text prefilter would
+``lint_file`` (which would be tracebacks). ``--crafted`` adds inputs made to break the fixer and
+the resource bounds (issue 15: boolean chains of 8,000 and 30,000 operands, lone-CR line endings,
+form feeds, 8,000 implicitly concatenated strings, files over the size that poslint parses), each
+with its expected outcome, checked in a process of its own so that a crash is counted, not fatal.
+The exit status is 1 if there is any internal error, escaped exception or crafted input that does
+not come out as expected, else 0. Every file is analysed, even those poslint's text prefilter would
 clear without parsing (``--prefilter`` lets it clear them, as the command line does).
 ``tests/test_robustness_corpus.py`` runs a sample in CI.
 """
@@ -71,6 +76,83 @@ def sample(files: Sequence[Path], size: int) -> List[Path]:
     step = len(rest) / need if need else 1
     chosen += [rest[int(i * step)] for i in range(need)]
     return chosen
+
+
+# A rotary module with a safe fix (positions that take the buffer's dtype), for the crafted inputs.
+CRAFTED_MODEL = '''import torch
+from torch import nn
+
+
+class Rotary(nn.Module):
+    def __init__(self, dim, base=10000):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, x, seq_len):
+        t = torch.arange(seq_len, device=x.device, dtype=self.inv_freq.dtype)
+        freqs = torch.outer(t, self.inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+'''
+
+
+def crafted_inputs(directory: Path) -> Dict[Path, str]:
+    """Write the crafted inputs into ``directory``; each file and what must come of it:
+    ``fixed`` (fixes applied, none refused), ``refused`` (fixes refused, nothing crashed) or
+    ``skipped`` (too large to parse, no finding, no fix)."""
+    from poslint.engine.linter import LARGE_TEXT
+
+    def chain(op: str, n: int) -> str:
+        return "\nflag = " + f" {op} ".join(["x"] * n) + "\n"
+
+    strings = "\nTEXT = (\n" + "".join(f'    "part {i}"\n' for i in range(8000)) + ")\n"
+    cases = {
+        "bool_chain_and_8000.py": (CRAFTED_MODEL + chain("and", 8000), "fixed"),
+        "bool_chain_or_8000.py": (CRAFTED_MODEL + chain("or", 8000), "fixed"),
+        "bool_chain_and_30000.py": (CRAFTED_MODEL + chain("and", 30000), "refused"),
+        "lone_cr.py": (CRAFTED_MODEL.replace("\n", "\r"), "fixed"),
+        "form_feed.py": (CRAFTED_MODEL.replace("\nclass", "\n\f\nclass")
+                         .replace("\n    def forward", "\n\f    def forward"), "fixed"),
+        "strings_8000.py": (CRAFTED_MODEL + strings, "fixed"),
+        "large_generated.py": ("X = [" + ", ".join(["1"] * (LARGE_TEXT // 3 + 1)) + "]\n", "skipped"),
+        "large_assignments.py": ("x = 1\n" * (LARGE_TEXT // 6 + 1), "skipped"),
+    }
+    directory.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name, (text, expected) in cases.items():
+        path = directory / name
+        path.write_bytes(text.encode())
+        out[path] = expected
+    return out
+
+
+def crafted_problem(path: Path, expected: str) -> Optional[str]:
+    """None if ``path`` comes out of a ``--fix`` (in memory) as ``expected``; else what went wrong.
+    The check runs in a child process, so that a crash (exit 139) is reported here."""
+    import json
+    import subprocess
+
+    code = ("import sys, json; sys.path.insert(0, sys.argv[2]); "
+            "from poslint.engine.linter import LintOptions, lint_file; from poslint.rules import all_rules; "
+            "r = lint_file(sys.argv[1], LintOptions(codes=frozenset(all_rules()), fix=True, write=False)); "
+            "print(json.dumps({'fixed': r.fixed, 'errors': r.errors, 'internal': r.internal_errors, "
+            "'notes': r.notes, 'findings': len(r.diagnostics)}))")
+    done = subprocess.run([sys.executable, "-c", code, str(path), str(ROOT)],
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        return f"{path.name}: exit status {done.returncode}: {done.stderr.strip()[-300:]}"
+    r = json.loads(done.stdout)
+    if r["internal"]:
+        return f"{path.name}: internal errors {r['internal']}"
+    refused = [e for e in r["errors"] if ": not fixed: " in e]
+    if expected == "fixed" and (not r["fixed"] or refused):
+        return f"{path.name}: expected fixes, got {r['fixed']} fixes, refused: {refused}"
+    if expected == "refused" and not refused:
+        return f"{path.name}: expected the fixes to be refused, got {r['fixed']} fixes"
+    if expected == "skipped" and (r["findings"] or r["fixed"] or not r["notes"]):
+        return f"{path.name}: expected a note and nothing else, got {r}"
+    return None
 
 
 def realworld_files() -> List[Path]:
@@ -183,6 +265,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--sample", type=int, default=0, help="check only this many standard-library files")
     parser.add_argument("--jobs", type=int, default=0, help="processes (default: one per core)")
     parser.add_argument("--no-stdlib", action="store_true", help="skip the standard library")
+    parser.add_argument("--crafted", action="store_true",
+                        help="also check the crafted inputs of issue 15, each against its expected outcome")
     parser.add_argument("--prefilter", action="store_true",
                         help="let the prefilter clear files, as poslint does (default: analyse every file)")
     args = parser.parse_args(argv)
@@ -203,6 +287,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         summary = run(files, args.jobs, full=not args.prefilter)
         print("\n".join(summary.lines(label)), flush=True)
         ok = ok and summary.ok
+    if args.crafted:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            cases = crafted_inputs(Path(tmp))
+            problems = [p for p in (crafted_problem(path, expected) for path, expected in cases.items()) if p]
+        print(f"crafted inputs: {len(cases)} files; {len(problems)} not as expected", flush=True)
+        print("".join(f"  {p}\n" for p in problems), end="", flush=True)
+        ok = ok and not problems
     return 0 if ok else 1
 
 

@@ -25,6 +25,7 @@ _CODES = r"[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*"
 _LINE = re.compile(rf"#\s*noqa(?::\s?(?P<codes>{_CODES}))?", re.IGNORECASE)
 _FILE = re.compile(rf"#\s*poslint\s*:\s*noqa(?:\s*:\s*(?P<codes>{_CODES}))?\s*$", re.IGNORECASE)
 
+
 @dataclass
 class Suppressions:
     # line -> codes (None = every code)
