@@ -48,6 +48,9 @@ class Case:
     seq_len: int = 8192
     issue: str = ""
     fix_issue: str = ""
+    # Why --fix leaves this buggy fixture alone: no fix makes it exact while keeping the dtype
+    # handed to the rest of the model (the finding stays).
+    no_fix: str = ""
 
     @property
     def id(self) -> str:
@@ -76,7 +79,8 @@ CASES = [
     Case(ROPE + "functional__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "gpt_neox.py", kind="rotary", expect="collide", where=BF16 + CUDA),
     Case(ROPE + "gpt_neox__fixed.py", kind="rotary", expect="pass"),
-    Case(ROPE + "gptj_sinusoidal.py", kind="rotary", expect="collide", where=CUDA),
+    Case(ROPE + "gptj_sinusoidal.py", kind="rotary", expect="collide", where=CUDA,
+         no_fix="cos/sin are not cast afterwards: under autocast they would turn float32"),
     Case(ROPE + "gptj_sinusoidal__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "half_positions_inference.py", kind="rotary", expect="fail", where=ALL),
     Case(ROPE + "half_positions_inference__fixed.py", kind="rotary", expect="pass"),
@@ -115,21 +119,26 @@ CASES = [
     Case(ROPE + "ok_plain_attribute_inv_freq.py", kind="rotary", expect="pass"),
     Case(ROPE + "ok_sinusoidal_absolute_fp32.py", kind="rotary", expect="pass"),
     # ALiBi fixtures
-    Case(ALIBI + "alibi_buffer.py", kind="alibi", expect="collide"),
+    Case(ALIBI + "alibi_buffer.py", kind="alibi", expect="collide",
+         no_fix="float32 bits read back would hand attention a float32 bias"),
     Case(ALIBI + "alibi_buffer__fixed.py", kind="alibi", expect="pass"),
-    Case(ALIBI + "alibi_default_dtype.py", kind="alibi", expect="collide", where=ALL),
+    Case(ALIBI + "alibi_default_dtype.py", kind="alibi", expect="collide", where=ALL,
+         no_fix="a float32 bias would change its dtype under a 16-bit default"),
     Case(ALIBI + "alibi_default_dtype__fixed.py", kind="alibi", expect="pass"),
-    Case(ALIBI + "alibi_positions_bf16.py", kind="alibi", expect="collide", where=BF16 + AUTOCAST),
+    Case(ALIBI + "alibi_positions_bf16.py", kind="alibi", expect="collide", where=BF16 + AUTOCAST,
+         no_fix="float32 positions times 16-bit slopes would turn the bias float32"),
     Case(ALIBI + "alibi_positions_bf16__fixed.py", kind="alibi", expect="pass"),
     Case(ALIBI + "baichuan.py", kind="alibi", expect="fail", seq_len=FULL_BIAS),
     Case(ALIBI + "baichuan__fixed.py", kind="alibi", expect="pass", seq_len=FULL_BIAS),
-    Case(ALIBI + "bloom.py", kind="alibi", expect="collide"),
+    Case(ALIBI + "bloom.py", kind="alibi", expect="collide",
+         no_fix="a broadcast bias cast back to 16 bits collides again; float32 would meet bf16 scores"),
     Case(ALIBI + "bloom__fixed.py", kind="alibi", expect="pass"),
     Case(ALIBI + "degenerate_relative.py", kind="alibi", expect="fail", seq_len=FULL_BIAS),
     Case(ALIBI + "degenerate_relative__fixed.py", kind="alibi", expect="pass", seq_len=FULL_BIAS),
     Case(ALIBI + "fairseq_future_mask.py", kind="alibi", expect="fail", seq_len=FULL_BIAS),
     Case(ALIBI + "fairseq_future_mask__fixed.py", kind="alibi", expect="pass", seq_len=FULL_BIAS),
-    Case(ALIBI + "falcon_alibi.py", kind="alibi", expect="collide", where=ALL),
+    Case(ALIBI + "falcon_alibi.py", kind="alibi", expect="collide", where=ALL,
+         no_fix="float32 slopes change float32 outputs (checkpoints use the rounded ones) and leave the cast"),
     Case(ALIBI + "falcon_alibi__fixed.py", kind="alibi", expect="pass"),
     Case(ALIBI + "mpt.py", kind="alibi", expect="fail", seq_len=FULL_BIAS),
     Case(ALIBI + "mpt__fixed.py", kind="alibi", expect="pass", seq_len=FULL_BIAS),

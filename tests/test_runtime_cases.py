@@ -87,6 +87,10 @@ def test_fix_output_passes_every_scenario(case: Case, tmp_path):
     shutil.copy(ROOT / case.path, fixed_path)
     fix = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "--quiet", str(fixed_path)])
     assert fix.exception is None or isinstance(fix.exception, SystemExit), fix.output
+    if case.no_fix:
+        assert fixed_path.read_text(encoding="utf-8") == (ROOT / case.path).read_text(encoding="utf-8")
+        assert fix.exit_code == 1 and "[*]" not in fix.output, fix.output  # the finding stays
+        return
     assert fixed_path.read_text(encoding="utf-8") != (ROOT / case.path).read_text(encoding="utf-8")
     fixed = verify(load_factory(str(fixed_path)), seq_len=case.seq_len, scenarios=scenarios(case))
     assert fixed.passed, fixed.format_table()

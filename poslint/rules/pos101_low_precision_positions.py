@@ -33,11 +33,17 @@ class LowPrecisionPositions(Rule):
     ```
 
     ## Fix safety
-    The fix makes the positions float32 (`dtype=torch.float32`, or `.float()` in place of the
-    16-bit cast). It is safe when cos/sin are cast to an explicit dtype afterwards (the usual
-    `.to(x.dtype)`): only the precision of the computation changes. Where cos/sin are returned
-    as computed, the outputs may turn float32, which callers can observe, so the fix is unsafe
-    there.
+    The fix makes the positions float32 (`dtype=torch.float32`, `.float()` in place of a 16-bit
+    cast, and `.to(device=t.device, dtype=torch.float32)` for `.type_as(t)`, which keeps the
+    device move). It keeps float32 values, the device and `state_dict()`, and it keeps the
+    dtype that leaves the rotary code: it is safe when cos/sin are cast to an explicit dtype
+    afterwards (the usual `.to(x.dtype)`) or the frequencies are float32 (the product was
+    float32 already). Otherwise every cos/sin is cast back to the positions' original dtype
+    (`.to(self.inv_freq.dtype)`, `.to(dtype)` for a caller's `dtype=`), and angles written into
+    a tensor allocated in 16 bits get a float32 allocation; that fix is unsafe, as it assumes
+    the frequencies did not widen the original product. When a cos/sin is out of view there is
+    no fix. Positions hard-coded to 16 bits (`.half()`, `dtype=torch.bfloat16`) change float32
+    results when fixed, and checkpoints may have been trained with them: always unsafe.
     """
 
     code = "POS101"

@@ -43,8 +43,10 @@ class LowPrecisionFrequencies(Rule):
     plain attribute would not follow `model.to(device)`. `state_dict()` is unchanged, but the
     module gains a buffer in `buffers()`, which callers can observe: the fix is unsafe. A frozen
     `nn.Parameter(..., requires_grad=False)` is handled the same way; a trainable one has no
-    fix. For a 16-bit cast, the fix casts to float32 instead, which is safe when cos/sin are
-    cast afterwards.
+    fix. For a 16-bit cast, the fix casts to float32 instead, on POS101's terms: safe when
+    cos/sin are cast afterwards or the positions are float32; otherwise cos/sin are cast back
+    to the original dtype (unsafe), or there is no fix; a hard-coded 16-bit cast is always
+    unsafe (checkpoints may rely on it).
     """
 
     code = "POS102"

@@ -38,10 +38,12 @@ class AutocastAngleProduct(Rule):
     The fix puts the statement that computes the product under
     `with torch.autocast(device_type=<operand>.device.type, enabled=False):` and upcasts both
     operands with `.float()` (a tensor that is already 16-bit stays 16-bit inside the block).
-    The device type comes from an operand, never a hard-coded string. It is safe when cos/sin
-    are cast to an explicit dtype afterwards, so the outputs keep their dtypes; otherwise the
-    outputs may turn float32 under autocast, and the fix is unsafe. There is no fix when the
-    product is not a statement of its own in a block, or no operand names its device.
+    The device type comes from an operand, never a hard-coded string. It is offered only when
+    cos/sin are cast to an explicit dtype afterwards, so the outputs keep their dtypes and the
+    fix is safe; otherwise they would turn float32 under autocast, where the original's were
+    16-bit, with no dtype in view to cast them back to, and there is no fix. There is no fix
+    either when the product is not a statement of its own in a block, or no operand names its
+    device.
     """
 
     code = "POS103"

@@ -42,12 +42,11 @@ class AbsoluteAlibi16Bit(Rule):
     each query's own entry before the cast, `bias - bias.diagonal(dim1=-2, dim2=-1).unsqueeze(-1)`,
     which is `slope * (key - query)`: zero on the diagonal, exact near it in 16 bits, the same
     attention after softmax, and the same shape and dtype. A broadcast [.., 1, S] bias has no
-    shape-preserving relative form, so the fixes keep it in float32 instead: the 16-bit cast
-    is removed, 16-bit slopes become float32, a default-dtype product gets float32 positions,
-    and a buffer keeps float32 bits in an integer buffer. The bias must then be added to float32
-    scores: attention in float32 costs speed and memory (the trade-off the original finding
-    pointed out), and an op such as `baddbmm` that needs one dtype for all inputs needs its
-    other operands upcast too.
+    shape-preserving relative form: keeping it float32 would hand attention a bias of another
+    dtype (`baddbmm` and SDPA raise on mixed dtypes), and casting it back to 16 bits collides
+    again, so there is no fix. Neither is there for 16-bit slopes (float32 slopes change the
+    float32 outputs that checkpoints were trained with, and leave the absolute bias's cast), a
+    default-dtype product or a bias buffer (both would change the bias's dtype).
     """
 
     code = "POS201"

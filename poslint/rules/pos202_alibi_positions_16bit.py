@@ -31,8 +31,11 @@ class AlibiPositions16Bit(Rule):
     ```
 
     ## Fix safety
-    The fix makes the positions float32 (exact for integers up to 2**24). Like every ALiBi fix
-    it is unsafe: it changes the bias's numerics by design, and possibly its dtype.
+    The fix makes the positions float32 (exact for integers up to 2**24). It is offered only
+    when the slopes are float32, so the bias had float32's dtype already; with 16-bit slopes the
+    bias would turn float32, and there is no fix. Like every ALiBi fix it is unsafe: it changes
+    the bias's numerics by design; positions hard-coded to 16 bits also change float32 results,
+    which checkpoints may rely on.
     """
 
     code = "POS202"
