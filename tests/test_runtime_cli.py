@@ -133,3 +133,14 @@ def test_verify_doc_shows_the_current_before_and_after_output(tmp_path, monkeypa
     assert after.exit_code == 0
     assert f"$ poslint verify rope.py:poslint_factory\n{before.output}```" in doc
     assert f"$ poslint verify rope.py:poslint_factory\n{after.output}```" in doc
+
+
+def test_bf16_default_scenario_is_accepted(tmp_path):
+    from click.testing import CliRunner
+
+    from poslint.edge.cli import main
+
+    target = Path(__file__).parent / "fixtures" / "rope" / "checker" / "default_dtype_positions.py"
+    result = CliRunner().invoke(main, ["verify", str(target), "--scenario", "bf16-default", "--seq-len", "4096"])
+    assert result.exit_code == 1, result.output  # runs, and shows the default-dtype bug
+    assert "bf16-default" in result.output and "unknown scenario" not in result.output
