@@ -78,8 +78,10 @@ def test_lost_precision_follows_upcasts():
     ("torch.arange(n).to(torch.float16)", Prec.LOW),
     ("torch.arange(n).to(device=x.device, dtype=x.dtype)", Prec.ACTIVATION),
     ("torch.arange(n, device=x.device).type_as(x)", Prec.ACTIVATION),
-    ("torch.arange(n).to(x)", Prec.ACTIVATION),
+    ("torch.arange(x.shape[-2]).to(x)", Prec.ACTIVATION),  # x is used as a tensor: .to(x) follows its dtype
     ("torch.arange(n).to(x.device)", Prec.INT),
+    ("torch.arange(n, device=x).to(x)", Prec.INT),  # x is passed as a device: .to(x) only moves
+    ("torch.arange(n).to(n)", Prec.UNKNOWN),  # nothing tells what n is
     ("torch.arange(0.0, n)", Prec.DEFAULT),
     ("torch.arange(n) / 2", Prec.DEFAULT),
     ("torch.arange(n) * 1.0", Prec.DEFAULT),
@@ -416,7 +418,8 @@ def test_a_guard_for_one_16_bit_dtype_does_not_clear_the_other():
 
 @pytest.mark.parametrize("body, prec", [
     ("return torch.arange(n, dtype=dtype)", Prec.ACTIVATION),  # a dtype parameter nobody here binds
-    ("return torch.arange(n).to(dtype)", Prec.ACTIVATION),
+    ("return torch.arange(n).to(dtype)", Prec.UNKNOWN),  # a device, a dtype or a tensor: nothing tells
+    ("w = torch.zeros(1, dtype=dtype)\n            return torch.arange(n).to(dtype)", Prec.ACTIVATION),
     ("return torch.arange(n, dtype=None)", Prec.INT),
     ("d = helper() if dtype is None else dtype\n            return torch.arange(n, dtype=d)", Prec.UNKNOWN),
 ])

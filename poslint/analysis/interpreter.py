@@ -12,7 +12,6 @@ It never imports or executes the code it reads.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -79,8 +78,8 @@ MODULE_REGISTRATIONS = {"register_buffer": "buffer", "register_parameter": "para
 CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
 CONSTRUCTION_ROOTS = frozenset({"__init__", "__post_init__", "post_init", "reset_parameters", "_init_weights",
                                 "__new__", "__setstate__"})
-# Inputs that hold indices or masks by convention (input_ids, attention_mask, labels...).
-INTEGER_INPUT = re.compile(r"(^|[._])(\w*_ids?|ids|\w*mask\w*|labels?|indices|index)$")
+# Calls whose tensor arguments are indices.
+INDEXING_CALLS = frozenset({"embedding", "one_hot", "bincount", "gather", "index_select", "take_along_dim"})
 # --------------------------------------------------------------------------------------------
 # Module structure
 
@@ -165,6 +164,7 @@ def _is_autocast_off_call(call: ast.AST, names) -> bool:
 
 
 FLOAT32_DEFAULT = dtype_value(Prec.F32, None)
+DEVICE = Value(sort=Sort.OTHER, payload_key="device")  # t.device: a .to() of it moves, never converts
 
 def _nested_blocks(stmt: ast.stmt) -> List[Sequence[ast.stmt]]:
     """The statement blocks of a compound statement that runs them in the same scope: ``if``/
@@ -248,6 +248,8 @@ class Interpreter:
         self.recording = False
         self.analyzed: Set[int] = set()
         self._seen_facts: Set[tuple] = set()
+        self._integer_names: Dict[int, Set[str]] = {}
+        self._parameter_kinds: Dict[int, Dict[str, Set[str]]] = {}
         # Products whose result reached cos/sin/polar, kept across rounds.
         self.rotary_sinks: Set[tuple] = set()
         # Attribute values observed in the current round, per class.
@@ -505,7 +507,7 @@ class Interpreter:
             elif defaults[i] is not None:
                 value = self.eval(defaults[i], default_frame)
             else:
-                value = _unbound(param.arg)
+                value = _unbound(param.arg, self._kind_in(fn, param.arg))
             env[param.arg] = value
         for param, default in zip(spec.kwonlyargs, spec.kw_defaults):
             if param.arg in kwargs:
@@ -513,7 +515,7 @@ class Interpreter:
             elif default is not None:
                 value = self.eval(default, default_frame)
             else:
-                value = _unbound(param.arg)
+                value = _unbound(param.arg, self._kind_in(fn, param.arg))
             env[param.arg] = value
         if spec.vararg:
             env[spec.vararg.arg] = UNKNOWN
@@ -861,7 +863,9 @@ class Interpreter:
         if owner.is_tensor or owner.sort is Sort.OTHER:
             if node.attr in ("shape", "ndim"):
                 return Value(sort=Sort.PYINT)
-            if node.attr in ("device", "is_cuda", "requires_grad"):
+            if node.attr == "device":
+                return DEVICE
+            if node.attr in ("is_cuda", "requires_grad"):
                 return UNKNOWN
             # Unknown until called: ``params.dim`` is a number, ``x.float`` a method.
             return Value(sort=Sort.OTHER, payload=_MethodOf(owner, node.attr))
@@ -925,13 +929,32 @@ class Interpreter:
                                rounded=None)
         return value
 
+    def _used_as_integers(self, fn: Optional[FunctionInfo]) -> Set[str]:
+        """Names that ``fn`` uses the way only integer tensors are used: as an index (``t[ids]``,
+        ``embedding(ids, w)``, ``gather``), or tested for equality with a token (``ids == pad``)."""
+        if fn is None:
+            return set()
+        if id(fn.node) not in self._integer_names:
+            names = set()
+            for node in ast.walk(fn.node):
+                if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name):
+                    names.add(node.slice.id)
+                elif isinstance(node, ast.Compare) and all(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops):
+                    operands = [node.left, *node.comparators]
+                    if not any(isinstance(o, ast.Constant) and isinstance(o.value, float) for o in operands):
+                        names |= {o.id for o in operands if isinstance(o, ast.Name)}
+                elif isinstance(node, ast.Call) and _tail_name(node.func) in INDEXING_CALLS:
+                    names |= {a.id for a in node.args if isinstance(a, ast.Name)}
+            self._integer_names[id(fn.node)] = names
+        return self._integer_names[id(fn.node)]
+
     def dtype_of(self, owner: Value, owner_node: ast.AST, frame: Frame) -> Value:
         if owner.sort is Sort.TENSOR and owner.prec not in (Prec.UNKNOWN,):
             reason = f"the dtype of {_describe(owner, self.facts.source(owner_node))}"
             return dtype_value(owner.prec, Origin.at(owner_node, reason, owner.prec), is_complex=owner.is_complex)
         if owner.sort in (Sort.TENSOR, Sort.OTHER) and not _is_self_attr(owner_node):
             src = self.facts.source(owner_node)
-            if INTEGER_INPUT.search(src):
+            if isinstance(owner_node, ast.Name) and owner_node.id in self._used_as_integers(frame.function):
                 return dtype_value(Prec.INT, Origin.at(owner_node, f"the dtype of '{src}'", Prec.INT))
             # An input of unknown dtype: the activations, which mixed precision makes 16-bit.
             return dtype_value(Prec.ACTIVATION, Origin.at(owner_node, f"the activation dtype ({src}.dtype)",
@@ -1283,7 +1306,7 @@ class Interpreter:
         if value.sort is Sort.DTYPE:
             return value
         keyword = next((k for k in node.keywords if k.arg == "dtype"), None) if node is not None else None
-        if _is_dtype_parameter(value) and keyword is not None:
+        if _is_parameter(value) and keyword is not None:
             # A dtype argument that no caller here shows: the model's dtype.
             src = self.facts.source(keyword.value)
             return dtype_value(Prec.ACTIVATION, Origin.at(keyword.value, f"the caller's dtype argument '{src}'",
@@ -1539,9 +1562,9 @@ class Interpreter:
             return self._float_op(receiver, node, frame)
         if name == "cumsum":
             dtype = self._dtype_arg(kwargs, node)
-            # A running count over a mask is a position; a cumsum of floats (log-decays) is not.
-            counts = receiver.prec is Prec.INT or receiver.payload_key == "ones" or \
-                "mask" in self.facts.source(receiver_node).lower()
+            # A running count (over a mask, of ones) is a position; a cumsum of floats (log-decays) is
+            # not. An input of unknown dtype counts: a float input's cumsum meets no frequencies.
+            counts = receiver.prec in (Prec.INT, Prec.UNKNOWN) or receiver.payload_key == "ones"
             base = receiver.with_(sort=Sort.TENSOR,
                                   roles=receiver.roles | {Role.POSITIONS} if counts else receiver.roles,
                                   prec=Prec.INT if receiver.prec in (Prec.UNKNOWN,) else receiver.prec,
@@ -1590,18 +1613,59 @@ class Interpreter:
         for arg, arg_node in zip(args, node.args):
             if arg.sort is Sort.DTYPE:
                 return arg
-            src = self.facts.source(arg_node)
-            if arg.payload_key == ("const", None):
+            if arg.payload_key == ("const", None) or arg.payload_key == "device":
                 continue
-            if _is_dtype_parameter(arg):
+            src = self.facts.source(arg_node)
+            # An argument nothing here binds is a device, a dtype or a tensor by how the function
+            # uses it elsewhere (``device=arg``, ``dtype=arg``, ``arg.shape``); otherwise unknown.
+            kind = (_carried_kind(arg) or self._parameter_kind(arg_node, frame)) if _is_opaque(arg) else None
+            if kind == "dtype":
                 # ``.to(dtype)`` with a dtype argument no caller here shows: the model's dtype.
                 return dtype_value(Prec.ACTIVATION, Origin.at(arg_node, f"the caller's dtype argument '{src}'",
                                                               Prec.ACTIVATION))
-            if arg.sort is Sort.OTHER and src.split(".")[-1].endswith("dtype"):
-                return dtype_value(Prec.UNKNOWN)
-            if arg.sort is Sort.TENSOR or (_is_opaque(arg)
-                                           and not _looks_like_device(src)):
+            if arg.sort is Sort.TENSOR or kind == "tensor":
                 return self.dtype_of(arg, arg_node, frame)
+            if _is_opaque(arg) and kind is None:
+                return dtype_value(Prec.UNKNOWN)
+        return None
+
+    def _parameter_kind(self, node: ast.AST, frame: Frame) -> Optional[str]:
+        """"device", "dtype" or "tensor": what the function does with the name ``node`` elsewhere."""
+        if not isinstance(node, ast.Name) or frame.function is None:
+            return None
+        return self._kind_in(frame.function, node.id)
+
+    def _kind_in(self, fn: FunctionInfo, name: str) -> Optional[str]:
+        """What ``fn``'s uses of ``name`` show it is, its own uses and those of the in-file
+        functions it passes ``name`` to (one call deep); None when they disagree or say nothing."""
+        if id(fn.node) not in self._parameter_kinds:
+            kinds = _parameter_kinds(fn.node)
+            for call in self._calls_in(fn.node):
+                callee = self._callee_of(fn, call)
+                if callee is None or callee is fn or isinstance(callee.node, ast.Lambda):
+                    continue
+                theirs = _parameter_kinds(callee.node)
+                spec = callee.node.args
+                params = [a.arg for a in spec.posonlyargs + spec.args]
+                if callee.cls is not None and not _is_static(callee.node):
+                    params = params[1:]
+                passed = [(params[i], arg) for i, arg in enumerate(call.args) if i < len(params)]
+                passed += [(k.arg, k.value) for k in call.keywords if k.arg]
+                for param, arg in passed:
+                    if isinstance(arg, ast.Name) and param in theirs:
+                        kinds.setdefault(arg.id, set()).update(theirs[param])
+            self._parameter_kinds[id(fn.node)] = kinds
+        found = self._parameter_kinds[id(fn.node)].get(name, set())
+        return next(iter(found)) if len(found) == 1 else None
+
+    def _callee_of(self, fn: FunctionInfo, call: ast.Call) -> Optional[FunctionInfo]:
+        """The in-file function a call names: ``helper(...)`` or ``self.method(...)``."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            return self.functions.get(func.id)
+        if fn.cls is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id == "self":
+            return fn.cls.lookup_method(func.attr)
         return None
 
     def cast(self, value: Value, target: Optional[Value], node: ast.AST, receiver_node: ast.AST,
@@ -1658,9 +1722,10 @@ def _square_shape(facts, call: ast.Call) -> bool:
     return len(shape) >= 2 and facts.source(shape[-1]) == facts.source(shape[-2])
 
 
-def _unbound(name: str) -> Value:
-    """A parameter that no caller in this file binds."""
-    return Value(sort=Sort.OTHER, payload_key=("param", name))
+def _unbound(name: str, kind: Optional[str] = None) -> Value:
+    """A parameter that no caller in this file binds; ``kind`` is what its uses show it is
+    ("device", "dtype", "tensor"), and travels with the value into the functions it is passed to."""
+    return Value(sort=Sort.OTHER, payload_key=("param", name, kind))
 
 
 def _is_opaque(value: Value) -> bool:
@@ -1709,13 +1774,47 @@ def _module_held(value: Value) -> bool:
         value.prec is Prec.CONVERTED or (value.rounded is not None and value.rounded.prec is Prec.CONVERTED))
 
 
-def _is_dtype_parameter(value: Value) -> bool:
+def _carried_kind(value: Value) -> Optional[str]:
     key = value.payload_key
-    return isinstance(key, tuple) and key[0] == "param" and key[1].endswith("dtype")
+    return key[2] if isinstance(key, tuple) and len(key) == 3 and key[0] == "param" else None
 
 
-def _looks_like_device(src: str) -> bool:
-    return "device" in src or src.startswith(("'", '"')) or src in ("dev", "d")
+def _is_parameter(value: Value) -> bool:
+    key = value.payload_key
+    return isinstance(key, tuple) and key[0] == "param"
+
+
+# Attributes of a torch.device and of a dtype; any other attribute read makes a name a tensor.
+DEVICE_ATTRIBUTES = frozenset({"type", "index"})
+DTYPE_ATTRIBUTES = frozenset({"is_floating_point", "is_complex", "is_signed", "itemsize"})
+
+
+def _parameter_kinds(function: ast.AST) -> Dict[str, Set[str]]:
+    """For each name in ``function``: "device", "dtype" and/or "tensor", from its uses."""
+    kinds: Dict[str, Set[str]] = {}
+
+    def mark(node: ast.AST, kind: str) -> None:
+        if isinstance(node, ast.Name):
+            kinds.setdefault(node.id, set()).add(kind)
+
+    for node in ast.walk(function):
+        if isinstance(node, ast.keyword) and node.arg in ("device", "dtype"):
+            mark(node.value, node.arg)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.attr in DEVICE_ATTRIBUTES:
+                mark(node.value, "device")
+            elif node.attr not in DTYPE_ATTRIBUTES:
+                mark(node.value, "tensor")
+        elif isinstance(node, ast.Subscript):
+            mark(node.value, "tensor")
+        elif isinstance(node, ast.Call) and _tail_name(node.func) == "finfo" and node.args:
+            mark(node.args[0], "dtype")
+        elif isinstance(node, ast.Compare):
+            if any(isinstance(n, ast.Attribute) and n.attr in ("float16", "bfloat16", "float32", "float64")
+                   for n in ast.walk(node)):
+                for operand in (node.left, *node.comparators):
+                    mark(operand, "dtype")
+    return kinds
 
 
 def _is_pow2_base(value: Value) -> bool:

@@ -1,0 +1,180 @@
+"""Findings come from the mechanism, never from a spelling: a consistent renaming of every
+identifier a file defines changes no finding's line or code.
+
+The renamed identifiers are locals, parameters, functions, classes, ``self`` attributes and
+class attributes, and the buffer names inside strings (``register_buffer("inv_freq", ...)``,
+``getattr(self, "inv_freq")``). Names that other code defines keep theirs: imports, builtins,
+keyword arguments of calls into other modules (``dim=`` of ``torch.cat``), attributes of
+objects from elsewhere (``x.shape``), and the names torch itself calls (``forward``,
+``__init__``, ``reset_parameters``...). The rewrite works on tokens, so every line keeps its
+number.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import io
+import keyword
+import re
+import tokenize
+from pathlib import Path
+from typing import Dict, Set, Tuple
+
+import pytest
+
+from poslint.engine.linter import LintOptions, lint_bytes
+from poslint.rules import all_rules
+
+FIXTURES = Path(__file__).parent / "fixtures"
+# The model fixtures (core/ holds files that do not decode or parse, for POS001).
+CASES = [p for kind in ("rope", "alibi") for folder in ("checker/*.py", "codemod/*.in.py")
+         for p in sorted((FIXTURES / kind).glob(folder))]
+# Names that torch, the loaders or the verify protocol call by name.
+PROTOCOL = {"forward", "extra_repr", "reset_parameters", "_init_weights", "post_init", "_apply", "poslint_factory",
+            "self", "cls"}
+
+
+def _definitions(tree: ast.Module) -> Tuple[Set[str], Set[str], Set[str]]:
+    """(names, self/class attributes, names of other modules) defined in or imported by ``tree``."""
+    imported: Set[str] = set()
+    names: Set[str] = set()
+    attrs: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                isinstance(node.value, ast.Name) and node.value.id == "self":
+            attrs.add(node.attr)
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and \
+                getattr(node.func, "attr", "") in ("register_buffer", "register_parameter"):
+            attrs.add(node.args[0].value)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("setattr", "getattr") and \
+                len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+            attrs.add(node.args[1].value)
+    for node in tree.body:  # class attributes
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.Assign, ast.AnnAssign)):
+                    targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                    attrs |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names, attrs, imported
+
+
+def rename_map(source: str) -> Dict[str, str]:
+    tree = ast.parse(source)
+    names, attrs, imported = _definitions(tree)
+    return {name: f"renamed_{i}" for i, name in enumerate(sorted(_renamed(names | attrs, imported)))}
+
+
+def _renamed(candidates: Set[str], imported: Set[str]) -> Set[str]:
+    keep = imported | set(dir(builtins)) | PROTOCOL | set(keyword.kwlist)
+    return {n for n in candidates if isinstance(n, str) and n.isidentifier()
+            and not (n.startswith("__") and n.endswith("__"))} - keep
+
+
+def _kept_tokens(tree: ast.Module, mapping: Dict[str, str]) -> Set[Tuple[int, int]]:
+    """Positions of name tokens that belong to other code and keep their spelling."""
+    import torch
+
+    _, attrs, imported = _definitions(tree)
+    defined = _renamed(attrs, imported)  # attributes this file gives its own objects
+    local_functions = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    kept = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            target = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if target not in local_functions:
+                kept |= {(k.lineno, k.col_offset) for k in node.keywords if k.arg}
+        if isinstance(node, ast.Attribute):
+            owner_is_self = isinstance(node.value, ast.Name) and node.value.id == "self"
+            owner_is_local_class = isinstance(node.value, ast.Name) and node.value.id in local_functions
+            owner_is_module = isinstance(node.value, ast.Name) and node.value.id in imported
+            if not (owner_is_self or owner_is_local_class) and (
+                    owner_is_module or node.attr not in defined or hasattr(torch.Tensor, node.attr)):
+                kept.add((node.end_lineno, node.end_col_offset - len(node.attr)))
+            elif owner_is_self and node.attr not in mapping:
+                kept.add((node.end_lineno, node.end_col_offset - len(node.attr)))
+    return kept
+
+
+def rename(source: str) -> str:
+    mapping = rename_map(source)
+    tree = ast.parse(source)
+    kept = _kept_tokens(tree, mapping)
+    words = re.compile(r"\b(" + "|".join(map(re.escape, sorted(mapping, key=len, reverse=True))) + r")\b") \
+        if mapping else None
+    out = []
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        text = tok.string
+        if tok.type == tokenize.NAME and text in mapping and tok.start not in kept:
+            text = mapping[text]
+        elif tok.type == tokenize.STRING and words is not None:
+            body = re.fullmatch(r"([A-Za-z]*)(['\"]{3}|['\"])(.*)\2", text, re.S)
+            if body and "f" in body.group(1).lower():  # names inside replacement fields
+                text = re.sub(r"\{[^{}]*\}", lambda m: words.sub(lambda w: mapping[w.group(1)], m.group(0)), text)
+            elif body and body.group(3) in mapping:  # a buffer name in a string
+                text = f"{body.group(1)}{body.group(2)}{mapping[body.group(3)]}{body.group(2)}"
+        out.append((tok.type, text, tok.start, tok.end, tok.line))
+    return _untokenize(source, out)
+
+
+def _untokenize(source: str, tokens) -> str:
+    """Tokens back to text with every token at its line; only columns shift."""
+    lines = source.splitlines(keepends=True)
+    result = []
+    row, col = 1, 0
+    for _type, text, (srow, scol), (erow, ecol), _line in tokens:
+        if srow > len(lines):  # ENDMARKER, and the DEDENTs before it
+            break
+        while row < srow:
+            result.append(lines[row - 1][col:])
+            row, col = row + 1, 0
+        result.append(lines[row - 1][col:scol])
+        result.append(text)
+        row, col = erow, ecol
+    while row <= len(lines):
+        result.append(lines[row - 1][col:])
+        row, col = row + 1, 0
+    return "".join(result)
+
+
+def findings(source: str, name: str):
+    result, _, _ = lint_bytes(source.encode("utf-8"), name, LintOptions(codes=frozenset(all_rules())))
+    assert not result.internal_errors, result.internal_errors
+    return sorted((d.line, d.code) for d in result.diagnostics)
+
+
+def test_rename_changes_every_defined_identifier_and_keeps_the_rest():
+    source = (
+        "import torch\n"
+        "class Rope(torch.nn.Module):\n"
+        "    def __init__(self, dim):\n"
+        "        super().__init__()\n"
+        "        self.register_buffer('inv_freq', 1.0 / (10000 ** (torch.arange(0, dim, 2) / dim)))\n"
+        "    def forward(self, x, kind):\n"
+        "        t = torch.arange(x.shape[0]).type_as(getattr(self, 'inv_freq'))\n"
+        "        return torch.cat((t, t), dim=-1) + getattr(self, f'{kind}_x')\n")
+    renamed = rename(source)
+    assert "inv_freq" not in renamed and "kind" not in renamed and "Rope" not in renamed
+    assert "dim=-1" in renamed and "x.shape" not in renamed and ".shape[0]" in renamed
+    assert "torch.arange" in renamed and "torch.cat" in renamed
+    assert "def forward(self" in renamed and "def __init__(self" in renamed
+    assert renamed.count("\n") == source.count("\n")
+    ast.parse(renamed)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.relative_to(FIXTURES).as_posix())
+def test_renaming_every_identifier_keeps_every_finding(case: Path):
+    source = case.read_text(encoding="utf-8")
+    renamed = rename(source)
+    assert renamed != source or not rename_map(source)
+    ast.parse(renamed)
+    assert findings(renamed, case.name) == findings(source, case.name)
