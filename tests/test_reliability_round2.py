@@ -351,7 +351,7 @@ def test_config_search_without_search_permission_as_another_user():
     (locked / "model.py").write_text(MODEL)
     os.chmod(locked, 0o644)  # readable, not searchable
     try:
-            done = subprocess.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+        done = subprocess.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                                sys.executable, "-m", "poslint", "--no-cache", str(locked)],
                               capture_output=True, text=True, cwd="/", timeout=120,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
