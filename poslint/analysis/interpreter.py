@@ -1053,6 +1053,8 @@ class Interpreter:
                 tensor(self.promote(left, right, node, frame, division=False).prec,
                        recent=self._candidate_trace(node, left, right))
         if isinstance(op, ast.Mult):
+            if Sort.TUPLE in (left.sort, right.sort) and (left.is_number or right.is_number):
+                return left if left.sort is Sort.TUPLE else right  # [t] * 2 repeats the same tensors
             product = self.product(node, "*", left, left_node, right, right_node, frame)
             if product is not None:
                 return product

@@ -8,3 +8,7 @@ def rounded_slope_bias(mask, n_heads, dtype):
     keys = (mask.cumsum(-1) - 1) * mask
     bias = slopes.float()[:, None] * keys[None, :].float()
     return bias.to(dtype)
+
+
+def attention_bias(hidden, mask, n_heads):
+    return rounded_slope_bias(mask, n_heads, hidden.dtype)

@@ -8,3 +8,7 @@ def key_bias(mask, n_heads, dtype):
     keys = (mask.cumsum(-1) - 1) * mask
     bias = slopes[:, None] * keys.float()
     return bias[:, None, :].to(dtype)
+
+
+def attention_bias(hidden, mask, n_heads):
+    return key_bias(mask, n_heads, hidden.dtype)
