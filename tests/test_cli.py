@@ -22,6 +22,9 @@ BF16 = "import torch\n\nt = torch.arange(8, dtype=torch.bfloat16)\n"
 BF16_FIXED = "import torch\n\nt = torch.arange(8, dtype=torch.float32)\n"
 FP16 = "import torch\n\nt = torch.arange(8, dtype=torch.float16)\n"
 
+# The summary's last line points at the page of the first code found.
+RULE_HINT = "Run `poslint rule {}` (or any code above) for why it matters and what to write instead.\n"
+
 
 def run(*args: str):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
@@ -69,14 +72,14 @@ def test_findings_exit_1_with_concise_output_and_summary(test_rules):
     assert result.exit_code == 1
     assert result.stdout == ("a.py:3:5: POS999 [*] positions built in bfloat16\n"
                              "b.py:3:5: POS999 positions built in float16\n")
-    assert result.stderr == "Found 2 problems (1 fixable with --fix, 1 with --unsafe-fixes).\n"
+    assert result.stderr == "Found 2 problems (1 fixable with --fix, 1 with --unsafe-fixes).\n" + RULE_HINT.format("POS999")
 
 
 def test_unsafe_fixes_flag_marks_unsafe_fixes_fixable(test_rules):
     write("b.py", FP16)
     result = run("--unsafe-fixes", "b.py")
     assert result.stdout == "b.py:3:5: POS999 [*] positions built in float16\n"
-    assert result.stderr == "Found 1 problem (1 fixable with --fix, 0 with --unsafe-fixes).\n"
+    assert result.stderr == "Found 1 problem (1 fixable with --fix, 0 with --unsafe-fixes).\n" + RULE_HINT.format("POS999")
 
 
 def test_exit_zero_keeps_findings_but_exits_0(test_rules):
@@ -560,7 +563,7 @@ def test_unsafe_fix_needs_unsafe_fixes(test_rules):
     result = run("--fix", "b.py")
     assert result.exit_code == 1
     assert Path("b.py").read_text() == FP16
-    assert result.stderr == "Found 1 problem (0 fixable with --fix, 1 with --unsafe-fixes).\n"
+    assert result.stderr == "Found 1 problem (0 fixable with --fix, 1 with --unsafe-fixes).\n" + RULE_HINT.format("POS999")
     result = run("--fix", "--unsafe-fixes", "b.py")
     assert result.exit_code == 0
     assert Path("b.py").read_text() == BF16_FIXED
@@ -572,7 +575,8 @@ def test_fix_leaves_unfixable_findings_and_exits_1(test_rules):
     result = run("--fix", ".")
     assert result.exit_code == 1
     assert result.stdout == "bad.py:1:7: POS001 cannot parse: invalid syntax\n"
-    assert result.stderr == "Fixed 1 problem.\nFound 1 problem (0 fixable with --fix, 0 with --unsafe-fixes).\n"
+    assert result.stderr == ("Fixed 1 problem.\nFound 1 problem (0 fixable with --fix, 0 with --unsafe-fixes).\n"
+                             + RULE_HINT.format("POS001"))
 
 
 def test_fix_adds_missing_import_once(test_rules):

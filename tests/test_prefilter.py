@@ -83,6 +83,8 @@ def test_every_rule_example_with_a_finding_passes(code):
     ('self.w = nn.Parameter(x)\ny = self.w * t\n', False),  # no rotary sink
     ('y = (x * t).cos()\n', False),  # no module tensor, no positions, no frequencies
     ('y = (x * torch.arange(n)).cos()\n', True),  # a grid times anything, into cos
+    ('b = s * torch.arange(n)\ny = sdpa(q, k, v, attn_mask=b)\n', True),  # a grid times anything, into attention
+    ('y = sdpa(q, k, v, attn_mask=b)\n', False),  # no positions
 ])
 def test_code_words(source, expected):
     assert prefilter.may_have_findings(source) is expected

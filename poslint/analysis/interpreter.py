@@ -250,8 +250,9 @@ class Interpreter:
         self._seen_facts: Set[tuple] = set()
         self._integer_names: Dict[int, Set[str]] = {}
         self._parameter_kinds: Dict[int, Dict[str, Set[str]]] = {}
-        # Products whose result reached cos/sin/polar, kept across rounds.
+        # Products whose result reached cos/sin/polar, or attention scores as a bias, kept across rounds.
         self.rotary_sinks: Set[tuple] = set()
+        self.attention_sinks: Set[tuple] = set()
         # Attribute values observed in the current round, per class.
         self._next_attrs: Dict[str, Dict[str, Tuple[str, Value]]] = {}
 
@@ -1083,7 +1084,7 @@ class Interpreter:
                 sort = Sort.PYFLOAT
             else:
                 sort = Sort.PYINT
-            return Value(sort=sort, roles=frozenset(roles))
+            return Value(sort=sort, roles=frozenset(roles), payload_key=_folded(op, left, right))
         result = self.promote(left, right, node, frame, division=isinstance(op, ast.Div))
         if isinstance(op, (ast.Add, ast.Sub)):
             self._escape(left)
@@ -1107,6 +1108,7 @@ class Interpreter:
             relative = pos.relative
         recent = self._candidate_trace(node, left, right) if isinstance(op, ast.Mult) else left.recent | right.recent
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
+                             extent=None,
                              products=left.products | right.products, recent=recent,
                              is_complex=left.is_complex or right.is_complex or
                              Sort.PYCOMPLEX in (left.sort, right.sort))
@@ -1189,6 +1191,11 @@ class Interpreter:
             # A product that reaches cos/sin with a tensor the module holds: the module tensor is
             # the frequencies, whatever computed it (another file, a lookup table of init functions).
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _module_held(a) else (b, b_node, a, a_node)
+        elif key in self.attention_sinks and _grid(a) != _grid(b) and _unknown_operand(b if _grid(a) else a):
+            # A position grid times something unknown, handed to attention as a bias: the
+            # something is ALiBi's per-head slopes (a constructor argument, a buffer, a parameter).
+            factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if _grid(a) else (a, a_node, b, b_node)
+            factor = factor.with_(roles=factor.roles | {Role.SLOPES})
         elif key in self.rotary_sinks and _grid(a) != _grid(b) and _unknown_operand(b if _grid(a) else a):
             # A position grid times something unknown, into cos/sin: that something is frequencies,
             # here and wherever the same variable is used next.
@@ -1235,6 +1242,8 @@ class Interpreter:
         for k in node.keywords:
             if k.arg is None:
                 self.eval(k.value, frame)
+        if "attn_mask" in kwargs:  # scaled_dot_product_attention and friends take the bias as a mask
+            self._mark_attention_bias(kwargs["attn_mask"])
 
         # The module API that holds tensors: register_buffer / register_parameter, and the
         # builtins setattr / getattr on the module itself (names may be computed: a family).
@@ -1402,6 +1411,8 @@ class Interpreter:
             base = args[0] if args else UNKNOWN
             return base.with_(is_complex=False)
         if name in MATRIX_PRODUCTS:
+            if name in ("baddbmm", "addbmm", "addmm") and args:
+                self._mark_attention_bias(args[0])  # baddbmm(bias, q, k): the bias the scores start from
             return self._matrix_product(name, node, args, frame)
         if name in CONCAT:
             items = args[0] if args else UNKNOWN
@@ -1425,7 +1436,9 @@ class Interpreter:
     def _arange(self, node: ast.Call, args: List[Value], kwargs: Dict[str, Value], frame: Frame) -> Value:
         dtype = self._dtype_arg(kwargs, node)
         bounds = args + [kwargs[k] for k in ("start", "end", "step") if k in kwargs]
-        extra = dict(ndim=1, axis=-1, relative=False, thin=True)
+        ends = [_const_int_value(b) for b in bounds[:2]]
+        extent = ends[-1] if ends and all(e is not None and e >= 0 for e in ends) else None
+        extra = dict(ndim=1, axis=-1, relative=False, thin=True, extent=extent)
         base = tensor(Prec.INT, Origin.at(node, "integer arange"), roles=frozenset({Role.POSITIONS}), **extra)
         if dtype is not None:
             return self.cast(base, dtype, node, node, frame, record=False)
@@ -1483,6 +1496,9 @@ class Interpreter:
                     self._escape(element)
             else:
                 self.facts.escaped.update(value.products)
+
+    def _mark_attention_bias(self, bias: Value) -> None:
+        self.attention_sinks.update(bias.recent)
 
     def _mark_rotary(self, angle: Value) -> None:
         self.rotary_sinks.update(angle.recent)
@@ -1774,6 +1790,31 @@ def _module_held(value: Value) -> bool:
     """A floating tensor read from a buffer or parameter (possibly upcast since)."""
     return value.is_tensor and not value.roles and (
         value.prec is Prec.CONVERTED or (value.rounded is not None and value.rounded.prec is Prec.CONVERTED))
+
+
+def _const_int_value(value: Value) -> Optional[int]:
+    key = value.payload_key
+    if isinstance(key, tuple) and len(key) == 2 and key[0] == "const" and type(key[1]) is int:
+        return key[1]
+    return None
+
+
+def _folded(op: ast.operator, left: Value, right: Value):
+    """The payload of a Python integer expression of literals (``16 * 16``, ``224 // 14``)."""
+    a, b = _const_int_value(left), _const_int_value(right)
+    if a is None or b is None:
+        return None
+    if isinstance(op, ast.Add):
+        result = a + b
+    elif isinstance(op, ast.Sub):
+        result = a - b
+    elif isinstance(op, ast.Mult):
+        result = a * b
+    elif isinstance(op, ast.FloorDiv) and b:
+        result = a // b
+    else:
+        return None
+    return ("const", result) if abs(result) < 1 << 40 else None
 
 
 def _carried_kind(value: Value) -> Optional[str]:

@@ -106,6 +106,8 @@ class Value:
     axis: Optional[int] = None
     # Every dim but the varying one has size 1 (an arange, unsqueezed): a 1 x N view.
     thin: Optional[bool] = None
+    # A grid of literal size: its positions are integers below this bound.
+    extent: Optional[int] = None
     # Product and creation sites (keys) this value derives from.
     products: FrozenSet[Tuple[int, int, int, int]] = frozenset()
     # The most recent product sites only: what cos/sin of this value confirms as rotary.
@@ -189,6 +191,7 @@ def merge(a: Value, b: Value) -> Value:
         axis=a.axis if a.axis == b.axis else None,
         # A grid that is full [.., S, S] on some path may be full.
         thin=a.thin if a.thin == b.thin else (False if False in (a.thin, b.thin) else None),
+        extent=max(a.extent, b.extent) if a.extent is not None and b.extent is not None else None,
         products=a.products | b.products,
         recent=a.recent | b.recent,
         payload=payload,

@@ -532,6 +532,8 @@ def _summary(remaining: Sequence[Diagnostic], fixed: int, diff: bool, fix: bool,
     if remaining:
         fixable = sum(1 for d in remaining if applicable(d.fix, unsafe_of(d)))
         lines.append(f"Found {_problems(len(remaining))} ({fixable} fixable with --fix, {hidden} with --unsafe-fixes).")
+        lines.append(f"Run `poslint rule {min(d.code for d in remaining)}` (or any code above) for why it matters "
+                     "and what to write instead.")
     elif not lines and not failed:
         lines.append("All checks passed!")
     return lines

@@ -13,7 +13,9 @@ interpreter (:mod:`poslint.analysis.interpreter`) records while it carries *role
   ``Cast``/``Store`` of a value with the ``ANGLES`` or ``ROTARY_COMPLEX`` role.
 * A ``Product`` needs a *factor*: a value with the ``FREQS`` or ``SLOPES`` role; or, when the
   product reaches ``cos``/``sin``/``polar``, a floating tensor read from a buffer or parameter,
-  or any operand of no role multiplied by a ``POSITIONS`` grid (``Interpreter.product``). ``ANGLES`` and ``BIAS`` are born only in ``product``.
+  or any operand of no role multiplied by a ``POSITIONS`` grid; or, when the product reaches
+  attention as a bias (``attn_mask=``, the first argument of ``baddbmm``/``addbmm``/``addmm``),
+  any operand of no role multiplied by a ``POSITIONS`` grid (``Interpreter.product``). ``ANGLES`` and ``BIAS`` are born only in ``product``.
   ``ROTARY_COMPLEX`` is born in ``torch.polar``, or from ``ANGLES`` (``exp`` of complex angles,
   angles times ``1j``) or their cos/sin (``view_as_complex(stack([cos, sin], -1))``,
   ``complex(cos, sin)``), so it needs a product as well, except for ``polar``.
@@ -24,7 +26,8 @@ here (the rest of the interpreter only carries, merges or drops roles), and name
 
 1. a rotary sink (``cos``, ``sin`` or ``polar``) together with a module tensor (the words
    ``buffer`` or ``parameter``: ``register_buffer``, ``nn.Buffer``, ``nn.Parameter``,
-   ``register_parameter``) or with a positional word (below);
+   ``register_parameter``) or with a positional word (below); or an attention-bias sink
+   (``attn_mask``, ``baddbmm``, ``addbmm``, ``addmm``) together with a positional word;
 2. ``logspace`` (frequencies or slopes) and ``polar`` (a complex rotation);
 3. ``exp``/``exp2`` of a value with the ``POSITIONS`` or ``FREQ_INDEX`` role (``reciprocal``
    and ``1 / x`` of such a growing ``exp`` or power give frequencies too, so they need (3) or (4));
@@ -92,7 +95,8 @@ ROLE_BIRTHS_REVIEWED = {
     "_power_role": ("FREQS", "SLOPES"),
     "binop": ("FREQS", "FREQS", "FREQS", "FREQ_INDEX", "POW2", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
     "exec_stmt": ("FREQ_INDEX", "SLOPES"),
-    "product": ("ANGLES", "BIAS", "FREQS"),  # FREQS: an operand of a product confirmed by cos/sin
+    # FREQS, SLOPES: the unknown operand of a product confirmed by cos/sin, or by attention
+    "product": ("ANGLES", "BIAS", "FREQS", "SLOPES"),
     "tensor_method": ("FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES"),
     # ROTARY_COMPLEX: polar, and view_as_complex/complex of cos/sin (TRIG, which needs a product)
     "torch_function": ("FREQS", "POW2", "POW2", "ROTARY_COMPLEX", "ROTARY_COMPLEX", "SLOPES"),
@@ -135,6 +139,7 @@ def _alternatives(words) -> str:
 # (1) module tensors (substrings of the lower-cased code), and rotary sinks (whole words).
 MODULE_TENSOR_WORDS: Tuple[str, ...] = ("buffer", "parameter")
 SINK_CALLS: Tuple[str, ...] = ("cos", "sin", "cos_", "sin_", "polar")
+ATTENTION_SINKS: Tuple[str, ...] = ("attn_mask", "baddbmm", "addbmm", "addmm")
 # (2) calls that give frequencies, slopes or a complex rotation by themselves.
 ROLE_CALLS: Tuple[str, ...] = ("logspace", "polar")
 # (3) exponentials of positions.
@@ -149,6 +154,7 @@ POSITION_WORDS: Tuple[str, ...] = ("range", "linspace", "cumsum")
 _END = "(?![A-Za-z0-9_])"
 _MODULE_TENSOR = re.compile(_alternatives(MODULE_TENSOR_WORDS))
 _SINK_CALL = [re.compile(re.escape(w) + _END) for w in SINK_CALLS]
+_ATTENTION_SINK = [re.compile(re.escape(w) + _END) for w in ATTENTION_SINKS]
 _ROLE_CALL = [re.compile(re.escape(w) + _END) for w in ROLE_CALLS]
 _EXP_CALL = [re.compile(re.escape(w) + _END) for w in EXP_CALLS]
 _POSITION_WORD = re.compile(_alternatives(POSITION_WORDS))
@@ -227,6 +233,8 @@ def may_have_findings(text: str) -> bool:
     if _has_word(_ROLE_CALL, lower):
         return True
     if _has_word(_SINK_CALL, lower) and (_MODULE_TENSOR.search(lower) or _POSITION_WORD.search(lower)):
+        return True
+    if _has_word(_ATTENTION_SINK, lower) and _POSITION_WORD.search(lower):
         return True
     any_power, role_power = _powers(text, code)
     if (role_power or _has_word(_EXP_CALL, lower)) and _POSITION_WORD.search(lower):

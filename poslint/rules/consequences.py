@@ -2,7 +2,26 @@
 
 from poslint.analysis import Prec
 
+import struct
+
 DISTINCT_BF16_8K = "only 897 of 8192 positions stay distinct in bfloat16"
+# Integers up to this bound are exact in bfloat16 (8 significant bits).
+BF16_EXACT_UP_TO = 256
+
+
+def _bf16(k: int) -> int:
+    """``k`` rounded to bfloat16 (round to nearest, ties to even), as the bits of a float32."""
+    bits = struct.unpack("<I", struct.pack("<f", float(k)))[0]
+    return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+
+
+def distinct_positions(extent) -> str:
+    """What bfloat16 keeps of the positions 0..extent-1: the assumed 8192 when the code does not
+    say how many there are, else the count for its literal grid."""
+    if extent is None or extent > 1 << 20:
+        return DISTINCT_BF16_8K
+    distinct = len({_bf16(k) for k in range(extent)})
+    return f"only {distinct} of its {extent} positions stay distinct in bfloat16"
 
 WHEN_16BIT = {
     Prec.LOW: "",

@@ -1,6 +1,6 @@
 from poslint.fix.blocks import float32_site_fix, make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import DISTINCT_BF16_8K, when
+from poslint.rules.consequences import BF16_EXACT_UP_TO, distinct_positions, when
 
 
 class LowPrecisionPositions(Rule):
@@ -19,6 +19,11 @@ class LowPrecisionPositions(Rule):
     converted with `model.to(torch.bfloat16)`, and loaders set the default dtype to the load
     dtype while they build the model, so code that is float32 in a unit test is 16-bit in
     production.
+
+    The message assumes 8192 positions unless the code builds the grid with a literal size
+    (`torch.arange(24 * 24)`): then it counts that grid's distinct values, and a grid of at most
+    257 positions, exact in bfloat16, is not reported. Default-dtype findings are made only in
+    construction code (where loaders set a 16-bit default) and in code of unknown phase.
 
     ## Example
     ```python
@@ -80,8 +85,12 @@ class Rotary(torch.nn.Module):
 
     def check(self, facts):
         for product in facts.rope_products():
+            extent = product.positions.extent
+            if extent is not None and extent <= BF16_EXACT_UP_TO + 1:
+                continue  # a literal grid this small is exact in 16 bits
             for origin in product.positions.precision_losses():
-                yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{DISTINCT_BF16_8K}",
+                yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}"
+                                           f"{distinct_positions(extent)}",
                               positions_fix(facts, product, origin.node))
 
 
