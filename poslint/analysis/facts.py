@@ -44,17 +44,30 @@ def family_matches(key: str, name: str) -> bool:
     return re.fullmatch(pattern, name.replace(WILDCARD, "x")) is not None
 
 
-def _lookup(index: Dict[Tuple[str, str], list], attr: str, classes: Iterable[str]) -> list:
-    """The entries of ``index`` (by class and attribute) for ``attr`` in ``classes``: exact names
-    by key, families (and a family ``attr``) by matching."""
-    classes = sorted(set(classes))  # sorted: the same order in every run
-    if WILDCARD in attr:
-        return [e for (cls, name), entries in index.items() if cls in classes and family_matches(attr, name)
-                for e in entries]
-    out = [e for cls in classes for e in index.get((cls, attr), [])]
-    out += [e for (cls, name), entries in index.items()
-            if WILDCARD in name and cls in classes and family_matches(name, attr) for e in entries]
-    return out
+def _metadata_read(parent: Optional[ast.AST]) -> bool:
+    """``self.buf.dtype``, ``.device``, ``.shape``: a read that uses no values."""
+    return isinstance(parent, ast.Attribute) and parent.attr in METADATA
+
+
+class AttrIndex:
+    """Facts about module attributes by class and name; computed names (families) are matched."""
+
+    def __init__(self, entries: Iterable[Tuple[str, str, object]]):
+        self.exact: Dict[Tuple[str, str], list] = {}
+        for cls, name, entry in entries:
+            self.exact.setdefault((cls, name), []).append(entry)
+        self.families = [key for key in self.exact if WILDCARD in key[1]]
+
+    def lookup(self, attr: str, classes: Iterable[str]) -> list:
+        classes = sorted(set(classes))  # sorted: the same order in every run
+        if WILDCARD in attr:
+            wanted = set(classes)
+            return [e for (cls, name), entries in self.exact.items() if cls in wanted and family_matches(attr, name)
+                    for e in entries]
+        out = [e for cls in classes for e in self.exact.get((cls, attr), [])]
+        out += [e for cls, name in self.families if cls in classes and family_matches(name, attr)
+                for e in self.exact[(cls, name)]]
+        return out
 
 
 def node_key(node: ast.AST) -> NodeKey:
@@ -167,8 +180,8 @@ class ModuleFacts:
     # Each class of this file and its bases (in this file), nearest first.
     class_mro: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     _parents: Optional[Dict[int, ast.AST]] = field(default=None, repr=False)
-    _reads: Optional[Dict[Tuple[str, str], List[AttrRead]]] = field(default=None, repr=False)
-    _stores: Optional[Dict[Tuple[str, str], List[Store]]] = field(default=None, repr=False)
+    _reads: Optional[AttrIndex] = field(default=None, repr=False)
+    _stores: Optional[AttrIndex] = field(default=None, repr=False)
     _read_class: Optional[Dict[int, str]] = field(default=None, repr=False)
     _related: Optional[Dict[str, Set[str]]] = field(default=None, repr=False)
 
@@ -190,20 +203,15 @@ class ModuleFacts:
         """Run-time reads of buffer/parameter ``attr``, in methods of ``classes``, that use its
         values, not only its ``.dtype``/``.device``/``.shape``."""
         if self._reads is None:
-            self._reads = {}
-            for read in self.attr_reads:
-                parent = self.parent_of(read.node)
-                if not (isinstance(parent, ast.Attribute) and parent.attr in METADATA):
-                    self._reads.setdefault((read.cls, read.attr), []).append(read)
-        return _lookup(self._reads, attr, classes)
+            self._reads = AttrIndex((read.cls, read.attr, read) for read in self.attr_reads
+                                    if not _metadata_read(self.parent_of(read.node)))
+        return self._reads.lookup(attr, classes)
 
     def stores_of(self, attr: str, classes: Iterable[str]) -> List[Store]:
         """Where methods of ``classes`` keep a tensor in ``self.<attr>``."""
         if self._stores is None:
-            self._stores = {}
-            for store in self.stores:
-                self._stores.setdefault((store.cls, store.attr), []).append(store)
-        return _lookup(self._stores, attr, classes)
+            self._stores = AttrIndex((store.cls, store.attr, store) for store in self.stores)
+        return self._stores.lookup(attr, classes)
 
     def reading_class(self, node: ast.AST) -> Optional[str]:
         """The class whose method read a buffer/parameter at ``node``."""
