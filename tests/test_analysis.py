@@ -250,7 +250,7 @@ def test_autocast_regions(wrapper, off):
             pos_row = torch.arange(n)[None, :]
             {wrapper}
                 freqs = inv_freq.float() @ pos_row.float()
-            return freqs.cos()
+            return freqs.cos(), freqs.sin()
     """)
     assert product.site.autocast_off is off
 
@@ -260,10 +260,12 @@ def test_autocast_decorator_and_custom_fwd():
         import torch
         @torch.autocast("cuda", enabled=False)
         def a(inv_freq, n):
-            return torch.einsum("i,j->ij", torch.arange(n).float(), inv_freq).cos()
+            angles = torch.einsum("i,j->ij", torch.arange(n).float(), inv_freq)
+            return angles.cos(), angles.sin()
         @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)
         def b(inv_freq, n):
-            return torch.einsum("i,j->ij", torch.arange(n).float(), inv_freq).cos()
+            angles = torch.einsum("i,j->ij", torch.arange(n).float(), inv_freq)
+            return angles.cos(), angles.sin()
     """)
     assert facts.products and all(p.site.autocast_off for p in facts.products)
 
@@ -411,7 +413,8 @@ def test_a_guard_for_one_16_bit_dtype_does_not_clear_the_other():
             dtype = x.dtype
             if dtype == torch.float16:
                 return None
-            return torch.outer(torch.arange(x.shape[0], dtype=dtype), inv_freq.float()).cos()
+            angles = torch.outer(torch.arange(x.shape[0], dtype=dtype), inv_freq.float())
+            return angles.cos(), angles.sin()
     """)
     assert facts.products[0].positions.prec is Prec.ACTIVATION
 

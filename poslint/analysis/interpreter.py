@@ -78,6 +78,8 @@ MODULE_REGISTRATIONS = {"register_buffer": "buffer", "register_parameter": "para
 CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
 CONSTRUCTION_ROOTS = frozenset({"__init__", "__post_init__", "post_init", "reset_parameters", "_init_weights",
                                 "__new__", "__setstate__"})
+# Module constants that are Python floats.
+PYTHON_FLOATS = frozenset({"math.pi", "math.tau", "math.e", "math.inf", "numpy.pi", "numpy.e", "torch.pi"})
 # Calls whose tensor arguments are indices.
 INDEXING_CALLS = frozenset({"embedding", "one_hot", "bincount", "gather", "index_select", "take_along_dim"})
 # --------------------------------------------------------------------------------------------
@@ -252,6 +254,8 @@ class Interpreter:
         self._parameter_kinds: Dict[int, Dict[str, Set[str]]] = {}
         # Products whose result reached cos/sin/polar, or attention scores as a bias, kept across rounds.
         self.rotary_sinks: Set[tuple] = set()
+        self.cos_sinks: Set[tuple] = set()
+        self.sin_sinks: Set[tuple] = set()
         self.attention_sinks: Set[tuple] = set()
         # Attribute values observed in the current round, per class.
         self._next_attrs: Dict[str, Dict[str, Tuple[str, Value]]] = {}
@@ -312,7 +316,7 @@ class Interpreter:
             # Bases from other modules, except torch's: nn.Module calls no hook of its subclasses
             # (but forward), so their uncalled methods are an API that callers run at any time.
             cls.foreign_bases = [b for b, node in zip(bases, stmt.bases) if b not in self.class_names
-                                 and not (self.names.qualname(node) or "torch.").startswith("torch.")]
+                                 and b != "object" and not (self.names.qualname(node) or "").startswith("torch.")]
             nested = []
             for item in _class_body(stmt.body):
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -831,6 +835,8 @@ class Interpreter:
         qual = self.names.qualname(node)
         if qual is None:
             return UNKNOWN
+        if qual in PYTHON_FLOATS:
+            return Value(sort=Sort.PYFLOAT)
         if qual in DTYPES:
             return dtype_value(DTYPES[qual], Origin.at(node, f"explicit {qual}"))
         if qual in COMPLEX_DTYPES:
@@ -996,8 +1002,8 @@ class Interpreter:
                 if iterated.payload_key == "range" else _element_of(iterated)
             self.assign(gen.target, element, inner, None)
         elt = self.eval(node.elt, inner)
-        return Value(sort=Sort.OTHER, roles=elt.roles, prec=elt.prec,
-                     payload_key=("list-of", elt.sort.value, elt.roles))
+        return Value(sort=Sort.OTHER, roles=elt.roles, prec=elt.prec, payload=elt,
+                     payload_key=("list-of", elt.sort.value, elt.roles, elt.products, elt.recent))
 
     _eval_GeneratorExp = _eval_ListComp
 
@@ -1132,6 +1138,8 @@ class Interpreter:
                 return frozenset({Role.POW2})
         if isinstance(op, ast.Div) and right.has(Role.GROWTH) and not left.has(Role.GROWTH):
             roles = (roles - {Role.GROWTH}) | {Role.FREQS}  # 1 / base ** (index / d)
+        if isinstance(op, ast.Div) and left.has(Role.POSITIONS) and right.has(Role.POSITIONS):
+            roles.discard(Role.POSITIONS)  # a grid over its own last entry: a ratio in [0, 1], not an index
         roles = (roles - {Role.NEGATIVE}) | _sign(op, left, right)
         if roles & {Role.FREQS, Role.SLOPES, Role.GROWTH}:
             roles -= {Role.POSITIONS, Role.FREQ_INDEX}
@@ -1187,7 +1195,7 @@ class Interpreter:
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
         elif factor_of(b) and not factor_of(a):
             factor, factor_node, pos, pos_node = b, b_node, a, a_node
-        elif key in self.rotary_sinks and _module_held(a) != _module_held(b):
+        elif self._rotation(key) and _module_held(a) != _module_held(b):
             # A product that reaches cos/sin with a tensor the module holds: the module tensor is
             # the frequencies, whatever computed it (another file, a lookup table of init functions).
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _module_held(a) else (b, b_node, a, a_node)
@@ -1196,7 +1204,7 @@ class Interpreter:
             # something is ALiBi's per-head slopes (a constructor argument, a buffer, a parameter).
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if _grid(a) else (a, a_node, b, b_node)
             factor = factor.with_(roles=factor.roles | {Role.SLOPES})
-        elif key in self.rotary_sinks and _grid(a) != _grid(b) and _unknown_operand(b if _grid(a) else a):
+        elif self._rotation(key) and _grid(a) != _grid(b) and _unknown_operand(b if _grid(a) else a):
             # A position grid times something unknown, into cos/sin: that something is frequencies,
             # here and wherever the same variable is used next.
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if _grid(a) else (a, a_node, b, b_node)
@@ -1256,6 +1264,11 @@ class Interpreter:
                 storage = MODULE_REGISTRATIONS[func.attr]
                 self.store_attr(frame, name, storage, value, node, value_node, name_node=node.args[0])
             return UNKNOWN
+        if isinstance(func, ast.Name) and func.id in ("enumerate", "zip") and self._is_builtin(func.id, frame) \
+                and args:
+            if func.id == "enumerate":
+                return _pairs(Value(sort=Sort.PYINT), args[0])
+            return _pairs(_element_of(args[0]), args[-1]) if len(args) == 2 else UNKNOWN
         if isinstance(func, ast.Name) and func.id in ("setattr", "getattr") and self._is_builtin(func.id, frame) \
                 and len(args) >= 2 and self._is_own_instance(args[0], frame):
             name = self.attr_name(node.args[1], frame)
@@ -1348,6 +1361,9 @@ class Interpreter:
                     frame.default = dtype_value(TENSOR_TYPES[tail], Origin.at(node, f"'{target.payload_key[1]}'"))
             return UNKNOWN
         if name == "get_default_dtype":
+            if frame.default.origin is None:  # say where the dtype came from in the message
+                return dtype_value(frame.default.prec, Origin.at(node, "the default dtype (torch.get_default_dtype())",
+                                                                 frame.default.prec))
             return frame.default
         if name in ("Parameter", "Buffer") and module in ("torch.nn", "torch.nn.parameter"):
             base = args[0] if args else kwargs.get("data", UNKNOWN)
@@ -1395,10 +1411,11 @@ class Interpreter:
                           roles=fill.roles & {Role.POW2} if name == "full_like" else frozenset())
             return self.cast(base, dtype, node, node, frame) if dtype else base
         if name in TRIG or name in ("cos_", "sin_"):
-            return self.trig(node, args[0] if args else UNKNOWN, frame)
+            return self.trig(node, args[0] if args else UNKNOWN, frame, name.rstrip("_"))
         if name == "polar":
             angle = args[1] if len(args) > 1 else kwargs.get("angle", UNKNOWN)
-            self._mark_rotary(angle)
+            self._mark_rotary(angle, "cos")
+            self._mark_rotary(angle, "sin")
             self._record(Trig(node, angle, frame.site()), ("trig", node_key(node), angle, frame.site()))
             return angle.with_(sort=Sort.TENSOR, roles=frozenset({Role.ROTARY_COMPLEX}), is_complex=True)
         if name in ("view_as_complex", "complex"):
@@ -1418,6 +1435,8 @@ class Interpreter:
             items = args[0] if args else UNKNOWN
             if items.sort is Sort.TUPLE and isinstance(items.payload, tuple) and items.payload:
                 return merge_all(items.payload).with_(ndim=None, axis=None)
+            if isinstance(items.payload, Value) and _is_list_of(items):  # cat([... for ...])
+                return items.payload.with_(ndim=None, axis=None)
             return items if items.is_tensor else UNKNOWN
         if name == "meshgrid":
             grids = list(args[0].payload) if len(args) == 1 and args[0].sort is Sort.TUPLE else list(args)
@@ -1480,8 +1499,8 @@ class Interpreter:
         trace = frozenset({node_key(node)}).union(*(v.recent for v in values))
         return merge_all(values).with_(roles=frozenset(), ndim=None, axis=None, recent=trace)
 
-    def trig(self, node: ast.AST, angle: Value, frame: Frame) -> Value:
-        self._mark_rotary(angle)
+    def trig(self, node: ast.AST, angle: Value, frame: Frame, which: str) -> Value:
+        self._mark_rotary(angle, which)
         self._record(Trig(node, angle, frame.site()), ("trig", node_key(node), angle, frame.site()))
         prec = angle.prec
         if angle.is_tensor and prec is Prec.INT:
@@ -1497,11 +1516,18 @@ class Interpreter:
             else:
                 self.facts.escaped.update(value.products)
 
+    def _rotation(self, key: tuple) -> bool:
+        """Whether the product at ``key`` reached both cos and sin (polar counts as both)."""
+        return key in self.cos_sinks and key in self.sin_sinks
+
     def _mark_attention_bias(self, bias: Value) -> None:
         self.attention_sinks.update(bias.recent)
 
-    def _mark_rotary(self, angle: Value) -> None:
+    def _mark_rotary(self, angle: Value, which: str) -> None:
+        """``angle`` reaches cos (``which`` "cos") or sin: a rotary sink. A product that reaches
+        both is a rotation; one that reaches sin alone may be an activation (Snake's sin(a x))."""
         self.rotary_sinks.update(angle.recent)
+        (self.cos_sinks if which == "cos" else self.sin_sinks).update(angle.recent)
         if self.recording:
             self.facts.rotary_products.update(angle.recent)
 
@@ -1543,7 +1569,7 @@ class Interpreter:
             other_node = node.args[-1] if node.args else node
             return self.cast(receiver, self.dtype_of(other, other_node, frame), node, receiver_node, frame)
         if name in TRIG:
-            return self.trig(node, receiver, frame)
+            return self.trig(node, receiver, frame, name)
         if name in ("exp", "exp2") and (receiver.has(Role.POSITIONS) or receiver.has(Role.FREQ_INDEX)):
             if name == "exp" and not receiver.has(Role.NEGATIVE):
                 # exp(index * c) grows (log-spaced bins, schedules): frequencies only once inverted.
@@ -1877,7 +1903,21 @@ def merge_all(values: Iterable[Value]) -> Value:
 def _element_of(iterated: Value) -> Value:
     if iterated.sort is Sort.TUPLE and isinstance(iterated.payload, tuple) and iterated.payload:
         return merge_all(iterated.payload)
+    if isinstance(iterated.payload, Value) and _is_list_of(iterated):
+        return iterated.payload
     return UNKNOWN
+
+
+def _is_list_of(value: Value) -> bool:
+    key = value.payload_key
+    return isinstance(key, tuple) and bool(key) and key[0] == "list-of"
+
+
+def _pairs(first: Value, iterated: Value) -> Value:
+    """``enumerate(xs)`` / ``zip(a, xs)``: a sequence of (first, element) pairs."""
+    pair = (first, _element_of(iterated))
+    return Value(sort=Sort.TUPLE, payload=(Value(sort=Sort.TUPLE, payload=pair, payload_key=pair),),
+                 payload_key=("pairs", pair))
 
 
 def _attrs_written(function: ast.AST) -> Set[str]:

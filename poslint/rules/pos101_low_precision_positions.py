@@ -61,7 +61,8 @@ class LowPrecisionPositions(Rule):
 import torch
 def rope(x, inv_freq):
     t = torch.arange(x.shape[-2], device=x.device).float()
-    return torch.outer(t, inv_freq).cos().to(x.dtype)
+    angles = torch.outer(t, inv_freq)
+    return angles.cos().to(x.dtype), angles.sin().to(x.dtype)
 """,
     ]
     INVALID = [
@@ -69,7 +70,8 @@ def rope(x, inv_freq):
 import torch
 def rope(x, inv_freq):
     t = torch.arange(x.shape[-2], device=x.device, dtype=x.dtype)
-    return torch.outer(t, inv_freq).cos()
+    angles = torch.outer(t, inv_freq)
+    return angles.cos(), angles.sin()
 """,
         """
 import torch
@@ -79,7 +81,8 @@ class Rotary(torch.nn.Module):
         self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim)))
     def forward(self, x):
         t = torch.arange(x.shape[-2]).type_as(self.inv_freq)
-        return torch.outer(t, self.inv_freq.float()).cos()
+        angles = torch.outer(t, self.inv_freq.float())
+        return angles.cos(), angles.sin()
 """,
     ]
 

@@ -58,14 +58,14 @@ def rope(x, inv_freq):
     steps = torch.arange(x.shape[-2], device=x.device)
     with torch.autocast(device_type=x.device.type, enabled=False):
         freqs = inv_freq[None, :, None].float() @ steps[None, None, :].float()
-    return freqs.cos().to(x.dtype)
+    return freqs.cos().to(x.dtype), freqs.sin().to(x.dtype)
 """,
         """
 import torch
 def rope(x, inv_freq):
     steps = torch.arange(x.shape[-2], device=x.device)
     freqs = torch.outer(steps.float(), inv_freq.float())
-    return freqs.cos().to(x.dtype)
+    return freqs.cos().to(x.dtype), freqs.sin().to(x.dtype)
 """,
     ]
     INVALID = [
@@ -74,7 +74,7 @@ import torch
 def rope(x, inv_freq):
     steps = torch.arange(x.shape[-2], device=x.device)
     freqs = inv_freq[None, :, None].float() @ steps[None, None, :].float()
-    return freqs.cos().to(x.dtype)
+    return freqs.cos().to(x.dtype), freqs.sin().to(x.dtype)
 """,
     ]
 
