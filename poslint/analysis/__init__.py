@@ -1,4 +1,12 @@
-"""The dtype-flow analysis that every rule uses: one pass per file, facts out."""
+"""The dtype-flow analysis that every rule uses: one pass per file, facts out.
+
+* ``lattice``: the values (where a dtype comes from, what a value is for) and how paths merge;
+* ``torch_api``: what poslint knows about torch, as tables;
+* ``object_model``: a module's functions and classes, how it holds tensors, and phases;
+* ``roles``: how operations change roles, and the sinks that decide them;
+* ``interpreter``: the evaluation of statements and expressions;
+* ``names``: import resolution; ``facts``: what the rules query.
+"""
 
 from __future__ import annotations
 

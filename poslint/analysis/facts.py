@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
 
 from poslint.analysis.lattice import Role, Value
+from poslint.analysis.torch_api import CUDA_AUTOCAST_LOWERED, METADATA
 
 if TYPE_CHECKING:
     from poslint.analysis.names import ImportResolver
@@ -16,15 +17,8 @@ if TYPE_CHECKING:
 
 NodeKey = Tuple[int, int, int, int]
 
-# Ops that CUDA autocast runs in 16 bits even for float32 inputs (PRECISION.md section 4).
-CUDA_AUTOCAST_LOWERED = frozenset({
-    "matmul", "@", "mm", "bmm", "baddbmm", "addbmm", "addmm", "addmv", "addr", "mv",
-    "einsum", "linear", "chain_matmul", "multi_dot",
-})
 
 
-# Tensor attributes that do not depend on the values.
-METADATA = frozenset({"dtype", "device", "shape", "ndim", "is_cuda", "layout"})
 
 
 # A computed attribute name (``f"{kind}_inv_freq"``) names a family of attributes; each unknown

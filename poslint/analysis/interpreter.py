@@ -4,7 +4,10 @@ It runs every function and method over :class:`~poslint.analysis.lattice.Value` 
 tensors: assignments, tuple unpacking, branches (merged), loops (run once, merged),
 ``self.<attr>`` across methods, buffers and parameters, calls to functions and methods of the
 same module (with the caller's argument values, memoised), closures and module constants.
-What it sees is recorded in :class:`~poslint.analysis.facts.ModuleFacts` for the rules.
+The module's structure and phases come from :mod:`~poslint.analysis.object_model`, what torch
+operations do from :mod:`~poslint.analysis.torch_api`, and how roles change and which sinks
+confirm them from :mod:`~poslint.analysis.roles`. What it sees is recorded in
+:class:`~poslint.analysis.facts.ModuleFacts` for the rules.
 
 It never imports or executes the code it reads.
 """
@@ -29,176 +32,24 @@ from poslint.analysis.lattice import (
     merge,
     tensor,
 )
+from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, is_autocast_off_call, is_self_attr,
+                                           is_static, lookup_instance, parameter_kinds, tail_name)
+from poslint.analysis.roles import (Sinks, candidate_trace, combined_roles, is_grid, is_pow2_base, module_held, negated,
+                                    power_role, sign_of, unknown_operand)
+from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CREATION_DEFAULT, DTYPES, INDEXING_CALLS,
+                                        LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS, PRESERVING, PYTHON_FLOATS,
+                                        ROLE_KILLING, TENSOR_TYPES, TRIG)
 
 # Deep enough for helpers that call helpers; recursion is cut by the call stack, cost by the memo.
 MAX_CALL_DEPTH = 24
 
-DTYPES = {
-    "torch.bfloat16": Prec.LOW, "torch.float16": Prec.LOW,
-    "torch.float32": Prec.F32, "torch.float64": Prec.F64,
-    "torch.int64": Prec.INT, "torch.int32": Prec.INT, "torch.int16": Prec.INT,
-    "torch.int8": Prec.INT, "torch.uint8": Prec.INT, "torch.bool": Prec.INT,
-}
-COMPLEX_DTYPES = {"torch.complex64": Prec.F32, "torch.complex128": Prec.F64, "torch.complex32": Prec.LOW}
-# Tensor-type names accepted by .type() and set_default_tensor_type().
-TENSOR_TYPES = {"HalfTensor": Prec.LOW, "BFloat16Tensor": Prec.LOW, "FloatTensor": Prec.F32,
-                "DoubleTensor": Prec.F64, "LongTensor": Prec.INT, "IntTensor": Prec.INT}
 
-CAST_METHODS = {"float": Prec.F32, "double": Prec.F64, "half": Prec.LOW, "bfloat16": Prec.LOW,
-                "long": Prec.INT, "int": Prec.INT, "short": Prec.INT, "bool": Prec.INT,
-                "byte": Prec.INT, "char": Prec.INT}
-# Shape, device and layout operations: same dtype, same role.
-PRESERVING = frozenset({
-    "unsqueeze", "squeeze", "view", "reshape", "expand", "expand_as", "repeat", "transpose",
-    "permute", "contiguous", "flatten", "unflatten", "clone", "detach", "t", "cuda", "cpu",
-    "requires_grad_", "narrow", "flip", "roll", "repeat_interleave", "broadcast_to", "tile",
-    "movedim", "swapaxes", "index_select", "gather", "masked_fill", "masked_fill_", "tril",
-    "triu", "diagonal", "pin_memory", "share_memory_", "neg", "negative", "abs", "mul", "mul_",
-    "add", "add_", "sub", "sub_", "div", "div_", "cumsum", "cumsum_", "rearrange", "repeat_kv",
-    "pad", "to_dense", "coalesce", "type_as_", "select", "take_along_dim", "where", "fill_diagonal_",
-    "triu_", "tril_", "view_as", "reshape_as", "squeeze_", "unsqueeze_", "sum", "__getitem__",
-    "fill_", "fill", "zero_", "masked_scatter", "index_fill", "index_fill_",
-})
-# Operations after which a value is no longer a position grid (a ramp, a mask, a count).
-ROLE_KILLING = frozenset({
-    "clamp", "clip", "clamp_", "sigmoid", "tanh", "softmax", "log_softmax", "max", "min", "amax",
-    "amin", "argmax", "argmin", "mean", "prod", "numel", "size", "eq", "ne", "lt", "le", "gt",
-    "ge", "log", "log2", "log10", "sqrt", "rsqrt", "floor", "ceil", "round", "sign", "item",
-    "tolist", "norm", "any", "all", "nonzero", "logical_not", "relu", "gelu", "silu",
-})
-TRIG = frozenset({"cos", "sin"})
-MATRIX_PRODUCTS = frozenset({"outer", "einsum", "matmul", "mm", "bmm", "baddbmm", "addbmm",
-                             "addmm", "chain_matmul", "multi_dot", "mv", "linear"})
-CREATION_DEFAULT = frozenset({"ones", "zeros", "empty", "full", "rand", "randn", "linspace",
-                              "logspace", "eye"})
-LIKE = frozenset({"ones_like", "zeros_like", "empty_like", "full_like", "rand_like", "randn_like"})
-CONCAT = frozenset({"cat", "stack", "hstack", "vstack", "dstack", "column_stack"})
-# Module methods that hold a tensor under a name, and the storage they give it.
-MODULE_REGISTRATIONS = {"register_buffer": "buffer", "register_parameter": "parameter"}
-CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
-CONSTRUCTION_ROOTS = frozenset({"__init__", "__post_init__", "post_init", "reset_parameters", "_init_weights",
-                                "__new__", "__setstate__"})
-# Module constants that are Python floats.
-PYTHON_FLOATS = frozenset({"math.pi", "math.tau", "math.e", "math.inf", "numpy.pi", "numpy.e", "torch.pi"})
-# Calls whose tensor arguments are indices.
-INDEXING_CALLS = frozenset({"embedding", "one_hot", "bincount", "gather", "index_select", "take_along_dim"})
 # --------------------------------------------------------------------------------------------
 # Module structure
 
 
-@dataclass(eq=False)
-class FunctionInfo:
-    node: ast.AST  # FunctionDef | AsyncFunctionDef | Lambda
-    qual: str
-    cls: Optional["ClassInfo"] = None
-    closure: Optional[Dict[str, Value]] = None
-    callers: Set[str] = field(default_factory=set)
-    runtime: bool = True
-    # False for a method nothing here calls that overrides a hook of a base class imported from
-    # elsewhere: that base may call it from its constructor or from forward.
-    phase_known: bool = True
-    autocast_off: bool = False
-
-    @property
-    def name(self) -> str:
-        return getattr(self.node, "name", "<lambda>")
-
-
-@dataclass(eq=False)
-class ClassInfo:
-    node: ast.ClassDef
-    name: str
-    base_names: List[str]
-    methods: Dict[str, FunctionInfo] = field(default_factory=dict)
-    bases: List["ClassInfo"] = field(default_factory=list)
-    # attr -> (storage, merged value); rebuilt each round.
-    attrs: Dict[str, Tuple[str, Value]] = field(default_factory=dict)
-    # attr -> class name, for ``self.rotary = Rotary(...)``
-    instance_attrs: Dict[str, str] = field(default_factory=dict)
-    foreign_bases: List[str] = field(default_factory=list)
-    # Tensors that an override of ``_apply``/``to``/``half``... recomputes after a conversion.
-    restored_attrs: Set[str] = field(default_factory=set)
-
-    def lookup_method(self, name: str) -> Optional[FunctionInfo]:
-        for cls in self.mro():
-            if name in cls.methods:
-                return cls.methods[name]
-        return None
-
-    def lookup_attr(self, name: str) -> Optional[Tuple[str, Value]]:
-        for cls in self.mro():
-            if name in cls.attrs:
-                return cls.attrs[name]
-        for cls in self.mro():
-            for key, found in cls.attrs.items():
-                if family_matches(key, name):
-                    return found
-        return None
-
-    def mro(self) -> List["ClassInfo"]:
-        seen, out, stack = set(), [], [self]
-        while stack:
-            cls = stack.pop(0)
-            if id(cls) in seen:
-                continue
-            seen.add(id(cls))
-            out.append(cls)
-            stack.extend(cls.bases)
-        return out
-
-
-def _is_autocast_off_call(call: ast.AST, names) -> bool:
-    """``torch.autocast(..., enabled=False)`` and friends, including helpers named *autocast."""
-    if not isinstance(call, ast.Call):
-        return False
-    qual = names.qualname(call.func) or ""
-    tail = qual.rsplit(".", 1)[-1] if qual else _tail_name(call.func)
-    if qual == "torch.amp.custom_fwd" or tail == "custom_fwd":
-        return any(k.arg == "cast_inputs" for k in call.keywords)
-    if not tail.endswith("autocast"):
-        return False
-    for kw in call.keywords:
-        if kw.arg == "enabled" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
-            return True
-        if kw.arg == "dtype" and (names.qualname(kw.value) in ("torch.float32", "torch.float64")):
-            return True
-    return False
-
-
 FLOAT32_DEFAULT = dtype_value(Prec.F32, None)
 DEVICE = Value(sort=Sort.OTHER, payload_key="device")  # t.device: a .to() of it moves, never converts
-
-def _nested_blocks(stmt: ast.stmt) -> List[Sequence[ast.stmt]]:
-    """The statement blocks of a compound statement that runs them in the same scope: ``if``/
-    ``else`` (version switches), ``try``/``except ImportError`` (fallbacks), ``with``, ``match``."""
-    if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
-        return [stmt.body, stmt.orelse]
-    if isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-        return [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody]
-    if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return [stmt.body]
-    if isinstance(stmt, getattr(ast, "Match", ())):
-        return [case.body for case in stmt.cases]
-    return []
-
-
-def _class_body(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
-    """The statements of a class body, with those inside its ``if``/``try``/``with`` blocks."""
-    for stmt in body:
-        blocks = _nested_blocks(stmt)
-        if blocks:
-            for block in blocks:
-                yield from _class_body(block)
-        else:
-            yield stmt
-
-
-def _tail_name(func: ast.AST) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -242,6 +93,7 @@ class Interpreter:
         self.class_names = class_names  # every class defined in the file, at any depth
         self._guards: Dict[int, Optional[Tuple[bool, List[ast.AST]]]] = {}
         self.names = facts.names
+        self.model: Optional[ModuleModel] = None
         self.functions: Dict[str, FunctionInfo] = {}
         self.classes: Dict[str, ClassInfo] = {}
         self.globals: Dict[str, Value] = {}
@@ -251,12 +103,8 @@ class Interpreter:
         self.analyzed: Set[int] = set()
         self._seen_facts: Set[tuple] = set()
         self._integer_names: Dict[int, Set[str]] = {}
-        self._parameter_kinds: Dict[int, Dict[str, Set[str]]] = {}
-        # Products whose result reached cos/sin/polar, or attention scores as a bias, kept across rounds.
-        self.rotary_sinks: Set[tuple] = set()
-        self.cos_sinks: Set[tuple] = set()
-        self.sin_sinks: Set[tuple] = set()
-        self.attention_sinks: Set[tuple] = set()
+        self._kinds_by_function: Dict[int, Dict[str, Set[str]]] = {}
+        self.sinks = Sinks()  # where products end up, kept across rounds
         # Attribute values observed in the current round, per class.
         self._next_attrs: Dict[str, Dict[str, Tuple[str, Value]]] = {}
 
@@ -264,10 +112,10 @@ class Interpreter:
 
     def run(self) -> None:
         tree = self.facts.tree
-        self._collect(tree)
-        self._compute_runtime()
+        self.model = ModuleModel(tree, self.names, self.class_names)
+        self.functions, self.classes = self.model.functions, self.model.classes
         self.sets_default_dtype = "set_default_" in self.facts.text
-        entries = self._entry_points()
+        entries = self.model.entry_points()
         # Round 1 learns what each attribute holds; round 2 records facts with that knowledge.
         for recording in (False, True):
             self.recording = recording
@@ -281,160 +129,18 @@ class Interpreter:
                 self.call(fn, [], {}, None, None, standalone=True)
             # Functions reached only from code the interpreter does not run (a class nested in a
             # function, a decorator's wrapper) are analysed on their own.
-            for fn in self._all_functions():
+            for fn in self.model.all_functions():
                 if id(fn) not in self.analyzed:
                     self.call(fn, [], {}, None, None, standalone=True)
         self.facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
 
-    def _collect(self, tree: ast.Module) -> None:
-        for stmt in tree.body:
-            self._collect_stmt(stmt)
-        for cls in self.classes.values():
-            cls.bases = [self.classes[b] for b in cls.base_names if b in self.classes and b != cls.name]
-        # Decorators defined here whose wrapper runs the function with autocast switched off.
-        self.autocast_off_decorators = {
-            name for name, fn in self.functions.items()
-            if any(isinstance(n, (ast.With, ast.AsyncWith)) and
-                   any(_is_autocast_off_call(item.context_expr, self.names) for item in n.items)
-                   for n in ast.walk(fn.node))}
-        for fn in self._all_functions():
-            fn.autocast_off = fn.autocast_off or any(self._disables_autocast(d) for d in fn.node.decorator_list)
 
-    def _disables_autocast(self, decorator: ast.AST) -> bool:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        return _is_autocast_off_call(decorator, self.names) or (
-            isinstance(target, ast.Name) and target.id in self.autocast_off_decorators)
 
-    def _collect_stmt(self, stmt: ast.stmt) -> None:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            fn = FunctionInfo(stmt, stmt.name)
-            fn.autocast_off = any(_is_autocast_off_call(d, self.names) for d in stmt.decorator_list)
-            self.functions[stmt.name] = fn
-        elif isinstance(stmt, ast.ClassDef):
-            bases = [b.id if isinstance(b, ast.Name) else _tail_name(b) for b in stmt.bases]
-            cls = ClassInfo(stmt, stmt.name, bases)
-            # Bases from other modules, except torch's: nn.Module calls no hook of its subclasses
-            # (but forward), so their uncalled methods are an API that callers run at any time.
-            cls.foreign_bases = [b for b, node in zip(bases, stmt.bases) if b not in self.class_names
-                                 and b != "object" and not (self.names.qualname(node) or "").startswith("torch.")]
-            nested = []
-            for item in _class_body(stmt.body):
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    fn = FunctionInfo(item, f"{stmt.name}.{item.name}", cls)
-                    fn.autocast_off = any(_is_autocast_off_call(d, self.names) for d in item.decorator_list)
-                    cls.methods[item.name] = fn
-                elif isinstance(item, ast.ClassDef):
-                    nested.append(item)
-            self.classes.setdefault(stmt.name, cls)
-            for item in nested:  # a class in a class body is analysed like one at module level
-                self._collect_stmt(item)
-            for name in CONVERSION_HOOKS & set(cls.methods):
-                cls.restored_attrs |= _attrs_written(cls.methods[name].node)
-            for item in ast.walk(stmt):
-                if (isinstance(item, ast.Assign) and isinstance(item.value, ast.Call)
-                        and isinstance(item.value.func, ast.Name) and item.value.func.id in self.class_names):
-                    for target in item.targets:
-                        if _is_self_attr(target):
-                            cls.instance_attrs[target.attr] = item.value.func.id
-        else:
-            for block in _nested_blocks(stmt):
-                for child in block:
-                    self._collect_stmt(child)
 
-    def _compute_runtime(self) -> None:
-        """A function is construction-only when it is a construction root, or every caller
-        in this module is construction-only. Everything else may run in the forward path."""
-        all_fns = self._all_functions()
-        self.subclasses: Dict[str, List[ClassInfo]] = {}
-        for cls in self.classes.values():
-            for base in cls.mro()[1:]:
-                self.subclasses.setdefault(base.name, []).append(cls)
-        for fn in all_fns:
-            for callee in self._syntactic_callees(fn):
-                callee.callers.add(fn.qual)
-        for call in self._calls_in(self.facts.tree, top_level_only=True):
-            callee = self.functions.get(_tail_name(call.func)) if isinstance(call.func, ast.Name) else None
-            if callee:
-                callee.callers.add("<module>")
-        by_qual = {fn.qual: fn for fn in all_fns}
-        construction = {"<module>"} | {fn.qual for fn in all_fns if fn.name in CONSTRUCTION_ROOTS and fn.cls}
-        changed = True
-        while changed:
-            changed = False
-            for fn in all_fns:
-                if fn.qual not in construction and fn.callers and fn.callers <= construction:
-                    construction.add(fn.qual)
-                    changed = True
-        for qual, fn in by_qual.items():
-            fn.runtime = qual not in construction
-            fn.phase_known = not (fn.cls is not None and not fn.callers and fn.name not in ("forward", "__call__")
-                                  and any(c.foreign_bases for c in fn.cls.mro()))
 
-    def _all_functions(self) -> List[FunctionInfo]:
-        return list(self.functions.values()) + [m for c in self.classes.values() for m in c.methods.values()]
 
-    def _entry_points(self) -> List[FunctionInfo]:
-        out = []
-        for fn in self.functions.values():
-            if not fn.callers:
-                out.append(fn)
-        for cls in self.classes.values():
-            for fn in cls.methods.values():
-                if not fn.callers or fn.name in CONSTRUCTION_ROOTS:
-                    out.append(fn)
-        # Construction first, so that attributes exist when forward reads them.
-        out.sort(key=lambda f: (f.runtime, f.qual))
-        return out
 
-    def _calls_in(self, node: ast.AST, top_level_only: bool = False) -> Iterable[ast.Call]:
-        stack = list(ast.iter_child_nodes(node))
-        while stack:
-            child = stack.pop()
-            if top_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
-            if isinstance(child, ast.Call):
-                yield child
-            stack.extend(ast.iter_child_nodes(child))
 
-    def _syntactic_callees(self, fn: FunctionInfo) -> Iterable[FunctionInfo]:
-        if fn.cls is not None:
-            # A method passed on as a value (``self.apply(self._init_weights)``, ``build = self._build``)
-            # runs where the code that mentions it runs, however it is finally called.
-            for node in ast.walk(fn.node):
-                if _is_self_attr(node) and isinstance(node.ctx, ast.Load):
-                    method = fn.cls.lookup_method(node.attr)
-                    if method is not None:
-                        yield method
-        for call in self._calls_in(fn.node):
-            func = call.func
-            if isinstance(func, ast.Name):
-                if func.id in self.functions:
-                    yield self.functions[func.id]
-            elif isinstance(func, ast.Attribute) and fn.cls is not None:
-                owner = func.value
-                if isinstance(owner, ast.Name) and owner.id == "self":
-                    m = fn.cls.lookup_method(func.attr)
-                    if m:
-                        yield m
-                    # ``self.m()`` in a base class also calls the overrides of its subclasses.
-                    for sub in self.subclasses.get(fn.cls.name, ()):
-                        if func.attr in sub.methods:
-                            yield sub.methods[func.attr]
-                    inst = _lookup_instance(fn.cls, func.attr, self.classes)
-                    if inst and inst.lookup_method("forward"):
-                        yield inst.lookup_method("forward")
-                elif _is_self_attr(owner):
-                    inst = _lookup_instance(fn.cls, owner.attr, self.classes)
-                    m = inst.lookup_method(func.attr) if inst else None
-                    if m:
-                        yield m
-                elif (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name)
-                      and owner.func.id == "super"):
-                    for base in fn.cls.bases:
-                        m = base.lookup_method(func.attr)
-                        if m:
-                            yield m
-                            break
 
     def _module_level(self, tree: ast.Module) -> None:
         frame = Frame(None, {}, runtime=False, autocast_off=False, default=self._default_dtype())
@@ -499,7 +205,7 @@ class Interpreter:
     def _bind_params(self, fn: FunctionInfo, spec: ast.arguments, args, kwargs, env, standalone) -> None:
         positional = list(spec.posonlyargs) + list(spec.args)
         defaults = [None] * (len(positional) - len(spec.defaults)) + list(spec.defaults)
-        if fn.cls is not None and positional and not _is_static(fn.node):
+        if fn.cls is not None and positional and not is_static(fn.node):
             env[positional[0].arg] = Value(sort=Sort.INSTANCE, payload=fn.cls, payload_key=fn.cls.name)
             positional, defaults = positional[1:], defaults[1:]
         default_frame = Frame(None, dict(self.globals), runtime=False, autocast_off=False,
@@ -574,7 +280,7 @@ class Interpreter:
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             off = frame.autocast_off
             for item in stmt.items:
-                if _is_autocast_off_call(item.context_expr, self.names):
+                if is_autocast_off_call(item.context_expr, self.names):
                     off = True
                 value = self.eval(item.context_expr, frame)
                 if item.optional_vars is not None:
@@ -594,7 +300,7 @@ class Interpreter:
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             inner = FunctionInfo(stmt, f"{frame.function.qual}.{stmt.name}" if frame.function else stmt.name,
                                  closure=frame.env, runtime=frame.runtime)
-            inner.autocast_off = any(self._disables_autocast(d) for d in stmt.decorator_list)
+            inner.autocast_off = any(self.model.disables_autocast(d) for d in stmt.decorator_list)
             frame.env[stmt.name] = Value(sort=Sort.CALLABLE, payload=inner, payload_key=inner.qual)
         elif isinstance(stmt, getattr(ast, "Match", ())):
             self.eval(stmt.subject, frame)
@@ -664,7 +370,7 @@ class Interpreter:
             else:
                 continue  # ``dtype == torch.float16`` alone leaves bfloat16 possible
             tested = [n for n in ast.walk(test)
-                      if (isinstance(n, ast.Name) and n.id not in ("torch", "self")) or _is_self_attr(n)]
+                      if (isinstance(n, ast.Name) and n.id not in ("torch", "self")) or is_self_attr(n)]
             return low_in_body != negated, tested
         return None
 
@@ -709,12 +415,12 @@ class Interpreter:
                 part = elements[i] if elements and i < len(elements) else (
                     value if value.sort is Sort.TENSOR else UNKNOWN)
                 self.assign(elt, part, frame, None)
-        elif _is_self_attr(target) and frame.cls is not None:
+        elif is_self_attr(target) and frame.cls is not None:
             self.assign_attr(frame, target.attr, value, target, value_node)
         elif isinstance(target, ast.Subscript):
             # ``pe[:, 0::2] = torch.sin(...)``: the container takes on the roles written into it.
             base = target.value
-            if _is_self_attr(base) and frame.cls is not None:
+            if is_self_attr(base) and frame.cls is not None:
                 self.write_into_attr(frame, base, value, target, value_node)
             elif isinstance(base, ast.Name) and base.id in frame.env:
                 current = frame.env[base.id]
@@ -848,7 +554,7 @@ class Interpreter:
         return Value(sort=Sort.CALLABLE, payload_key=("qual", qual))
 
     def _eval_Attribute(self, node: ast.Attribute, frame: Frame) -> Value:
-        if _is_self_attr(node) and frame.cls is not None:
+        if is_self_attr(node) and frame.cls is not None:
             return self.read_attr(node, frame)
         root = node.value
         while isinstance(root, ast.Attribute):
@@ -915,7 +621,7 @@ class Interpreter:
             if method is not None:
                 return Value(sort=Sort.CALLABLE, payload=(method, frame.env.get("self", UNKNOWN)),
                              payload_key=("method", method.qual))
-            inst = _lookup_instance(cls, name, self.classes)
+            inst = lookup_instance(cls, name, self.classes)
             if inst is not None:
                 return Value(sort=Sort.INSTANCE, payload=inst, payload_key=inst.name)
             return UNKNOWN
@@ -950,7 +656,7 @@ class Interpreter:
                     operands = [node.left, *node.comparators]
                     if not any(isinstance(o, ast.Constant) and isinstance(o.value, float) for o in operands):
                         names |= {o.id for o in operands if isinstance(o, ast.Name)}
-                elif isinstance(node, ast.Call) and _tail_name(node.func) in INDEXING_CALLS:
+                elif isinstance(node, ast.Call) and tail_name(node.func) in INDEXING_CALLS:
                     names |= {a.id for a in node.args if isinstance(a, ast.Name)}
             self._integer_names[id(fn.node)] = names
         return self._integer_names[id(fn.node)]
@@ -959,7 +665,7 @@ class Interpreter:
         if owner.sort is Sort.TENSOR and owner.prec not in (Prec.UNKNOWN,):
             reason = f"the dtype of {_describe(owner, self.facts.source(owner_node))}"
             return dtype_value(owner.prec, Origin.at(owner_node, reason, owner.prec), is_complex=owner.is_complex)
-        if owner.sort in (Sort.TENSOR, Sort.OTHER) and not _is_self_attr(owner_node):
+        if owner.sort in (Sort.TENSOR, Sort.OTHER) and not is_self_attr(owner_node):
             src = self.facts.source(owner_node)
             if isinstance(owner_node, ast.Name) and owner_node.id in self._used_as_integers(frame.function):
                 return dtype_value(Prec.INT, Origin.at(owner_node, f"the dtype of '{src}'", Prec.INT))
@@ -1025,7 +731,7 @@ class Interpreter:
         if isinstance(node.op, ast.Not):
             return UNKNOWN
         if isinstance(node.op, ast.USub):
-            return _negated(value)
+            return negated(value)
         return value
 
     def _eval_Lambda(self, node: ast.Lambda, frame: Frame) -> Value:
@@ -1058,7 +764,7 @@ class Interpreter:
         if isinstance(op, ast.MatMult):
             return self.product(node, "@", left, left_node, right, right_node, frame) or \
                 tensor(self.promote(left, right, node, frame, division=False).prec,
-                       recent=self._candidate_trace(node, left, right))
+                       recent=candidate_trace(node, left, right))
         if isinstance(op, ast.Mult):
             if Sort.TUPLE in (left.sort, right.sort) and (left.is_number or right.is_number):
                 return left if left.sort is Sort.TUPLE else right  # [t] * 2 repeats the same tensors
@@ -1073,13 +779,13 @@ class Interpreter:
             roles = set()
             if isinstance(op, ast.Pow):
                 if right.has(Role.FREQ_INDEX) or right.has(Role.POSITIONS):
-                    roles.add(_power_role(left, right))
+                    roles.add(power_role(left, right))
                 elif left.payload_key == ("const", 2) or left.payload_key == ("const", 2.0):
                     roles.add(Role.POW2)
             roles |= (left.roles | right.roles) & {Role.SLOPES, Role.FREQS, Role.POW2, Role.GROWTH}
             if isinstance(op, ast.Div) and right.has(Role.GROWTH):
                 roles = (roles - {Role.GROWTH}) | {Role.FREQS}
-            roles |= _sign(op, left, right)
+            roles |= sign_of(op, left, right)
             if not roles & {Role.SLOPES, Role.FREQS} and not isinstance(op, ast.Pow):
                 roles |= (left.roles | right.roles) & {Role.FREQ_INDEX}
             if isinstance(op, ast.Mult) and (left.has(Role.POW2) or right.has(Role.POW2)):
@@ -1095,7 +801,7 @@ class Interpreter:
         if isinstance(op, (ast.Add, ast.Sub)):
             self._escape(left)
             self._escape(right)
-        roles = self._combined_roles(op, left, right)
+        roles = combined_roles(op, left, right)
         relative = None
         ndim, axis = _broadcast_axes(left, right)
         operands = [v for v in (left, right) if v.is_tensor]
@@ -1112,7 +818,7 @@ class Interpreter:
         elif left.has(Role.POSITIONS) or right.has(Role.POSITIONS) or Role.BIAS in roles:
             pos = left if (left.has(Role.POSITIONS) or left.has(Role.BIAS)) else right
             relative = pos.relative
-        recent = self._candidate_trace(node, left, right) if isinstance(op, ast.Mult) else left.recent | right.recent
+        recent = candidate_trace(node, left, right) if isinstance(op, ast.Mult) else left.recent | right.recent
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
                              extent=None,
                              products=left.products | right.products, recent=recent,
@@ -1125,30 +831,6 @@ class Interpreter:
             value = self._creation(node, value, frame)
         return value
 
-    def _combined_roles(self, op: ast.operator, left: Value, right: Value) -> frozenset:
-        roles = set(left.roles | right.roles)
-        if isinstance(op, ast.Pow):
-            exponent_indexed = right.has(Role.POSITIONS) or right.has(Role.FREQ_INDEX)
-            if exponent_indexed:
-                roles -= {Role.POSITIONS, Role.FREQ_INDEX, Role.NEGATIVE}
-                roles.add(_power_role(left, right))
-            elif left.has(Role.POSITIONS):
-                roles.discard(Role.POSITIONS)
-            elif _is_pow2_base(left):
-                return frozenset({Role.POW2})
-        if isinstance(op, ast.Div) and right.has(Role.GROWTH) and not left.has(Role.GROWTH):
-            roles = (roles - {Role.GROWTH}) | {Role.FREQS}  # 1 / base ** (index / d)
-        if isinstance(op, ast.Div) and left.has(Role.POSITIONS) and right.has(Role.POSITIONS):
-            roles.discard(Role.POSITIONS)  # a grid over its own last entry: a ratio in [0, 1], not an index
-        roles = (roles - {Role.NEGATIVE}) | _sign(op, left, right)
-        if roles & {Role.FREQS, Role.SLOPES, Role.GROWTH}:
-            roles -= {Role.POSITIONS, Role.FREQ_INDEX}
-        if Role.FREQS in roles:
-            roles.discard(Role.GROWTH)
-        if Role.ANGLES in roles or Role.BIAS in roles or Role.TRIG in roles:
-            roles -= {Role.POSITIONS, Role.FREQS, Role.SLOPES, Role.GROWTH}
-        roles.discard(Role.POW2)
-        return frozenset(roles)
 
     def promote(self, left: Value, right: Value, node: ast.AST, frame: Frame, division: bool) -> Value:
         """torch's type promotion over the lattice (PRECISION.md section 3)."""
@@ -1195,19 +877,19 @@ class Interpreter:
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
         elif factor_of(b) and not factor_of(a):
             factor, factor_node, pos, pos_node = b, b_node, a, a_node
-        elif self._rotation(key) and _module_held(a) != _module_held(b):
+        elif self.sinks.rotation(key) and module_held(a) != module_held(b):
             # A product that reaches cos/sin with a tensor the module holds: the module tensor is
             # the frequencies, whatever computed it (another file, a lookup table of init functions).
-            factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _module_held(a) else (b, b_node, a, a_node)
-        elif key in self.attention_sinks and _grid(a) != _grid(b) and _unknown_operand(b if _grid(a) else a):
+            factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if module_held(a) else (b, b_node, a, a_node)
+        elif key in self.sinks.attention and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a):
             # A position grid times something unknown, handed to attention as a bias: the
             # something is ALiBi's per-head slopes (a constructor argument, a buffer, a parameter).
-            factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if _grid(a) else (a, a_node, b, b_node)
+            factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
             factor = factor.with_(roles=factor.roles | {Role.SLOPES})
-        elif self._rotation(key) and _grid(a) != _grid(b) and _unknown_operand(b if _grid(a) else a):
+        elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a):
             # A position grid times something unknown, into cos/sin: that something is frequencies,
             # here and wherever the same variable is used next.
-            factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if _grid(a) else (a, a_node, b, b_node)
+            factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
             if isinstance(factor_node, ast.Name) and factor_node.id in frame.env:
                 frame.env[factor_node.id] = factor.with_(roles=factor.roles | {Role.FREQS})
         else:
@@ -1221,7 +903,7 @@ class Interpreter:
         # cos/sin/polar multiplies them by (an input of any name). Until such a sink confirms it, in
         # this round or the last, the product stays plain arithmetic: ``inv_freq * scale`` is still
         # frequencies.
-        if not pos.has(Role.POSITIONS) and (pos.roles or kind == "alibi" or key not in self.rotary_sinks):
+        if not pos.has(Role.POSITIONS) and (pos.roles or kind == "alibi" or key not in self.sinks.trig):
             return None
         result = self.promote(pos, factor, node, frame, division=False)
         roles = {Role.ANGLES if kind == "rope" else Role.BIAS}
@@ -1251,7 +933,7 @@ class Interpreter:
             if k.arg is None:
                 self.eval(k.value, frame)
         if "attn_mask" in kwargs:  # scaled_dot_product_attention and friends take the bias as a mask
-            self._mark_attention_bias(kwargs["attn_mask"])
+            self.sinks.reach_attention(kwargs["attn_mask"])
 
         # The module API that holds tensors: register_buffer / register_parameter, and the
         # builtins setattr / getattr on the module itself (names may be computed: a family).
@@ -1281,7 +963,7 @@ class Interpreter:
             return UNKNOWN
 
         if isinstance(func, ast.Attribute) and func.attr in ("copy_", "index_copy_") and \
-                _is_self_attr(func.value) and frame.cls is not None and args:
+                is_self_attr(func.value) and frame.cls is not None and args:
             self.write_into_attr(frame, func.value, args[-1], node, node.args[-1])
             return UNKNOWN
         if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and \
@@ -1392,7 +1074,7 @@ class Interpreter:
             base = kwargs.get("base", args[3] if len(args) > 3 else UNKNOWN)
             value = self._creation_value(node, name, args, kwargs, frame, roles_from=None,
                                          default_reason="torch.logspace(...) without dtype")
-            value = value.with_(roles=frozenset({Role.SLOPES if _is_pow2_base(base) else Role.FREQS}))
+            value = value.with_(roles=frozenset({Role.SLOPES if is_pow2_base(base) else Role.FREQS}))
             return self._creation(node, value, frame)
         if name in CREATION_DEFAULT:
             # ``full(shape, r)`` holds r: a power of two stays the base of a geometric sequence.
@@ -1429,7 +1111,7 @@ class Interpreter:
             return base.with_(is_complex=False)
         if name in MATRIX_PRODUCTS:
             if name in ("baddbmm", "addbmm", "addmm") and args:
-                self._mark_attention_bias(args[0])  # baddbmm(bias, q, k): the bias the scores start from
+                self.sinks.reach_attention(args[0])  # baddbmm(bias, q, k): the bias the scores start from
             return self._matrix_product(name, node, args, frame)
         if name in CONCAT:
             items = args[0] if args else UNKNOWN
@@ -1516,26 +1198,10 @@ class Interpreter:
             else:
                 self.facts.escaped.update(value.products)
 
-    def _rotation(self, key: tuple) -> bool:
-        """Whether the product at ``key`` reached both cos and sin (polar counts as both)."""
-        return key in self.cos_sinks and key in self.sin_sinks
-
-    def _mark_attention_bias(self, bias: Value) -> None:
-        self.attention_sinks.update(bias.recent)
-
     def _mark_rotary(self, angle: Value, which: str) -> None:
-        """``angle`` reaches cos (``which`` "cos") or sin: a rotary sink. A product that reaches
-        both is a rotation; one that reaches sin alone may be an activation (Snake's sin(a x))."""
-        self.rotary_sinks.update(angle.recent)
-        (self.cos_sinks if which == "cos" else self.sin_sinks).update(angle.recent)
+        self.sinks.reach_trig(angle, which)
         if self.recording:
             self.facts.rotary_products.update(angle.recent)
-
-    @staticmethod
-    def _candidate_trace(node: ast.AST, a: Value, b: Value) -> frozenset:
-        """The products a value comes from, this one included, so that a cos/sin or polar
-        that it reaches later can confirm this product as a rotary angle (see :meth:`product`)."""
-        return a.recent | b.recent | {node_key(node)}
 
     def tensor_method(self, name: str, receiver: Value, node: ast.Call, args: List[Value],
                       kwargs: Dict[str, Value], frame: Frame, function_form: bool = False) -> Value:
@@ -1581,7 +1247,7 @@ class Interpreter:
             value = self._float_op(receiver, node, frame).with_(roles=frozenset({Role.FREQS}))
             return self._creation(node, value, frame)
         if name in ("neg", "negative"):
-            return _negated(receiver)
+            return negated(receiver)
         if name == "exp" and receiver.is_complex and receiver.has(Role.ANGLES):
             return receiver.with_(roles=frozenset({Role.ROTARY_COMPLEX}))  # exp(1j * angles)
         if name in ("pow", "float_power"):
@@ -1594,7 +1260,7 @@ class Interpreter:
             other_node = node.args[-1] if node.args else node
             result = self.product(node, name, receiver, receiver_node, other, other_node, frame)
             return result if result is not None else tensor(self.promote(receiver, other, node, frame, False).prec,
-                                                            recent=self._candidate_trace(node, receiver, other))
+                                                            recent=candidate_trace(node, receiver, other))
         if name in ("mul", "multiply") and args:
             return self.binop(ast.Mult(), receiver, args[0], node, receiver_node, node.args[-1], frame)
         if name in ("div", "true_divide", "divide") and args:
@@ -1682,24 +1348,24 @@ class Interpreter:
     def _kind_in(self, fn: FunctionInfo, name: str) -> Optional[str]:
         """What ``fn``'s uses of ``name`` show it is, its own uses and those of the in-file
         functions it passes ``name`` to (one call deep); None when they disagree or say nothing."""
-        if id(fn.node) not in self._parameter_kinds:
-            kinds = _parameter_kinds(fn.node)
-            for call in self._calls_in(fn.node):
+        if id(fn.node) not in self._kinds_by_function:
+            kinds = parameter_kinds(fn.node)
+            for call in self.model.calls_in(fn.node):
                 callee = self._callee_of(fn, call)
                 if callee is None or callee is fn or isinstance(callee.node, ast.Lambda):
                     continue
-                theirs = _parameter_kinds(callee.node)
+                theirs = parameter_kinds(callee.node)
                 spec = callee.node.args
                 params = [a.arg for a in spec.posonlyargs + spec.args]
-                if callee.cls is not None and not _is_static(callee.node):
+                if callee.cls is not None and not is_static(callee.node):
                     params = params[1:]
                 passed = [(params[i], arg) for i, arg in enumerate(call.args) if i < len(params)]
                 passed += [(k.arg, k.value) for k in call.keywords if k.arg]
                 for param, arg in passed:
                     if isinstance(arg, ast.Name) and param in theirs:
                         kinds.setdefault(arg.id, set()).update(theirs[param])
-            self._parameter_kinds[id(fn.node)] = kinds
-        found = self._parameter_kinds[id(fn.node)].get(name, set())
+            self._kinds_by_function[id(fn.node)] = kinds
+        found = self._kinds_by_function[id(fn.node)].get(name, set())
         return next(iter(found)) if len(found) == 1 else None
 
     def _callee_of(self, fn: FunctionInfo, call: ast.Call) -> Optional[FunctionInfo]:
@@ -1778,46 +1444,6 @@ def _is_opaque(value: Value) -> bool:
         isinstance(value.payload_key, tuple) and value.payload_key[0] == "param"))
 
 
-def _power_role(base: Value, exponent: Value) -> Role:
-    """``base ** index``: ALiBi slopes for a power-of-two base; frequencies for a negated index;
-    otherwise a growing scale, which becomes frequencies when inverted."""
-    if _is_pow2_base(base):
-        return Role.SLOPES
-    return Role.FREQS if exponent.has(Role.NEGATIVE) else Role.GROWTH
-
-
-def _sign(op: ast.operator, left: Value, right: Value) -> frozenset:
-    """NEGATIVE for a product or quotient of one negated operand, for a sum of two."""
-    negated = (left.has(Role.NEGATIVE), right.has(Role.NEGATIVE))
-    if isinstance(op, (ast.Mult, ast.Div, ast.FloorDiv)):
-        return frozenset({Role.NEGATIVE}) if negated[0] != negated[1] else frozenset()
-    if isinstance(op, ast.Add) and all(negated):
-        return frozenset({Role.NEGATIVE})
-    return frozenset()
-
-
-def _negated(value: Value) -> Value:
-    if value.sort in (Sort.TENSOR, Sort.PYINT, Sort.PYFLOAT, Sort.OTHER) and not (
-            value.roles & {Role.FREQS, Role.SLOPES, Role.ANGLES, Role.BIAS, Role.TRIG}):
-        return value.with_(roles=value.roles ^ {Role.NEGATIVE})
-    return value
-
-
-def _grid(value: Value) -> bool:
-    return value.has(Role.POSITIONS) and value.sort in (Sort.TENSOR, Sort.OTHER)
-
-
-def _unknown_operand(value: Value) -> bool:
-    """A tensor operand of no known role (a parameter, an import, a buffer of unknown origin)."""
-    return not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER)
-
-
-def _module_held(value: Value) -> bool:
-    """A floating tensor read from a buffer or parameter (possibly upcast since)."""
-    return value.is_tensor and not value.roles and (
-        value.prec is Prec.CONVERTED or (value.rounded is not None and value.rounded.prec is Prec.CONVERTED))
-
-
 def _const_int_value(value: Value) -> Optional[int]:
     key = value.payload_key
     if isinstance(key, tuple) and len(key) == 2 and key[0] == "const" and type(key[1]) is int:
@@ -1853,43 +1479,6 @@ def _is_parameter(value: Value) -> bool:
     return isinstance(key, tuple) and key[0] == "param"
 
 
-# Attributes of a torch.device and of a dtype; any other attribute read makes a name a tensor.
-DEVICE_ATTRIBUTES = frozenset({"type", "index"})
-DTYPE_ATTRIBUTES = frozenset({"is_floating_point", "is_complex", "is_signed", "itemsize"})
-
-
-def _parameter_kinds(function: ast.AST) -> Dict[str, Set[str]]:
-    """For each name in ``function``: "device", "dtype" and/or "tensor", from its uses."""
-    kinds: Dict[str, Set[str]] = {}
-
-    def mark(node: ast.AST, kind: str) -> None:
-        if isinstance(node, ast.Name):
-            kinds.setdefault(node.id, set()).add(kind)
-
-    for node in ast.walk(function):
-        if isinstance(node, ast.keyword) and node.arg in ("device", "dtype"):
-            mark(node.value, node.arg)
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
-            if node.attr in DEVICE_ATTRIBUTES:
-                mark(node.value, "device")
-            elif node.attr not in DTYPE_ATTRIBUTES:
-                mark(node.value, "tensor")
-        elif isinstance(node, ast.Subscript):
-            mark(node.value, "tensor")
-        elif isinstance(node, ast.Call) and _tail_name(node.func) == "finfo" and node.args:
-            mark(node.args[0], "dtype")
-        elif isinstance(node, ast.Compare):
-            if any(isinstance(n, ast.Attribute) and n.attr in ("float16", "bfloat16", "float32", "float64")
-                   for n in ast.walk(node)):
-                for operand in (node.left, *node.comparators):
-                    mark(operand, "dtype")
-    return kinds
-
-
-def _is_pow2_base(value: Value) -> bool:
-    return value.has(Role.POW2) or value.payload_key in (("const", 2), ("const", 2.0))
-
-
 def merge_all(values: Iterable[Value]) -> Value:
     values = list(values)
     if not values:
@@ -1918,55 +1507,6 @@ def _pairs(first: Value, iterated: Value) -> Value:
     pair = (first, _element_of(iterated))
     return Value(sort=Sort.TUPLE, payload=(Value(sort=Sort.TUPLE, payload=pair, payload_key=pair),),
                  payload_key=("pairs", pair))
-
-
-def _attrs_written(function: ast.AST) -> Set[str]:
-    """Attributes a method (re)assigns: ``self.x = ...``, ``setattr(self, name, ...)`` or
-    ``self.register_buffer(name, ...)``; computed names as families."""
-    out = set()
-    for node in ast.walk(function):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            out |= {t.attr for t in targets if _is_self_attr(t)}
-        elif isinstance(node, ast.Call) and node.args:
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in MODULE_REGISTRATIONS:
-                name = literal_attr_name(node.args[0])
-            elif isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) > 1:
-                name = literal_attr_name(node.args[1])
-            else:
-                continue
-            if name is not None:
-                out.add(name)
-    return out
-
-
-def literal_attr_name(node: ast.AST) -> Optional[str]:
-    """The attribute a string literal or f-string names, with each formatted part a wildcard."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        name = "".join(v.value if isinstance(v, ast.Constant) else WILDCARD for v in node.values)
-        return name if name.replace(WILDCARD, "") else None
-    return None
-
-
-def _is_self_attr(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
-
-
-def _is_static(node: ast.AST) -> bool:
-    for d in getattr(node, "decorator_list", []):
-        if _tail_name(d) == "staticmethod":
-            return True
-    return False
-
-
-def _lookup_instance(cls: ClassInfo, attr: str, classes: Dict[str, ClassInfo]) -> Optional[ClassInfo]:
-    for c in cls.mro():
-        if attr in c.instance_attrs:
-            return classes.get(c.instance_attrs[attr])
-    return None
 
 
 def _describe(value: Value, src: str) -> str:

@@ -15,7 +15,8 @@ interpreter (:mod:`poslint.analysis.interpreter`) records while it carries *role
   product reaches ``cos``/``sin``/``polar``, a floating tensor read from a buffer or parameter,
   or any operand of no role multiplied by a ``POSITIONS`` grid; or, when the product reaches
   attention as a bias (``attn_mask=``, the first argument of ``baddbmm``/``addbmm``/``addmm``),
-  any operand of no role multiplied by a ``POSITIONS`` grid (``Interpreter.product``). ``ANGLES`` and ``BIAS`` are born only in ``product``.
+  any operand of no role multiplied by a ``POSITIONS`` grid (``Interpreter.product``).
+  ``ANGLES`` and ``BIAS`` are born only in ``product``.
   ``ROTARY_COMPLEX`` is born in ``torch.polar``, or from ``ANGLES`` (``exp`` of complex angles,
   angles times ``1j``) or their cos/sin (``view_as_complex(stack([cos, sin], -1))``,
   ``complex(cos, sin)``), so it needs a product as well, except for ``polar``.
@@ -82,17 +83,18 @@ from typing import Tuple
 # until its findings are added to the argument.
 COVERED_RULES = frozenset({"POS101", "POS102", "POS103", "POS104", "POS105", "POS106", "POS201", "POS202"})
 
-# The places in the interpreter that give a value one of the roles above, per function, as
-# reviewed for the argument above. ``tests/test_prefilter.py`` recomputes this table from the
-# interpreter's source and fails when it changes: review the argument, then update it.
+# The places in the analysis (interpreter, roles, object model) that give a value one of the
+# roles above, per function, as reviewed for the argument above. ``tests/test_prefilter.py``
+# recomputes this table from their source and fails when it changes: review the argument, then
+# update it.
 ROLE_BIRTHS_REVIEWED = {
     "_arange": ("POSITIONS", "POSITIONS"),
-    "_combined_roles": ("FREQS", "FREQS", "POW2", "SLOPES"),
+    "combined_roles": ("FREQS", "FREQS", "POW2", "SLOPES"),
     "_creation_value": ("POSITIONS",),
     "_eval_Call": ("FREQS", "POW2", "SLOPES"),
     "_eval_ListComp": ("FREQ_INDEX",),
-    "_negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
-    "_power_role": ("FREQS", "SLOPES"),
+    "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
+    "power_role": ("FREQS", "SLOPES"),
     "binop": ("FREQS", "FREQS", "FREQS", "FREQ_INDEX", "POW2", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
     "exec_stmt": ("FREQ_INDEX", "SLOPES"),
     # FREQS, SLOPES: the unknown operand of a product confirmed by cos/sin, or by attention

@@ -1,0 +1,370 @@
+"""The torch object model of one module: its functions and classes (wherever they are defined:
+in ``if``/``try``/``with`` blocks too), how a module holds tensors (buffers, parameters, plain
+attributes, computed names), which methods run only at construction and which may run after
+it, and what a function's uses say about its parameters."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from poslint.analysis.facts import WILDCARD, family_matches
+from poslint.analysis.lattice import Value
+from poslint.analysis.torch_api import (CONSTRUCTION_ROOTS, CONVERSION_HOOKS, DEVICE_ATTRIBUTES, DTYPE_ATTRIBUTES,
+                                        MODULE_REGISTRATIONS)
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: ast.AST  # FunctionDef | AsyncFunctionDef | Lambda
+    qual: str
+    cls: Optional["ClassInfo"] = None
+    closure: Optional[Dict[str, Value]] = None
+    callers: Set[str] = field(default_factory=set)
+    runtime: bool = True
+    # False for a method nothing here calls that overrides a hook of a base class imported from
+    # elsewhere: that base may call it from its constructor or from forward.
+    phase_known: bool = True
+    autocast_off: bool = False
+
+    @property
+    def name(self) -> str:
+        return getattr(self.node, "name", "<lambda>")
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: ast.ClassDef
+    name: str
+    base_names: List[str]
+    methods: Dict[str, FunctionInfo] = field(default_factory=dict)
+    bases: List["ClassInfo"] = field(default_factory=list)
+    # attr -> (storage, merged value); rebuilt each round.
+    attrs: Dict[str, Tuple[str, Value]] = field(default_factory=dict)
+    # attr -> class name, for ``self.rotary = Rotary(...)``
+    instance_attrs: Dict[str, str] = field(default_factory=dict)
+    foreign_bases: List[str] = field(default_factory=list)
+    # Tensors that an override of ``_apply``/``to``/``half``... recomputes after a conversion.
+    restored_attrs: Set[str] = field(default_factory=set)
+
+    def lookup_method(self, name: str) -> Optional[FunctionInfo]:
+        for cls in self.mro():
+            if name in cls.methods:
+                return cls.methods[name]
+        return None
+
+    def lookup_attr(self, name: str) -> Optional[Tuple[str, Value]]:
+        for cls in self.mro():
+            if name in cls.attrs:
+                return cls.attrs[name]
+        for cls in self.mro():
+            for key, found in cls.attrs.items():
+                if family_matches(key, name):
+                    return found
+        return None
+
+    def mro(self) -> List["ClassInfo"]:
+        seen, out, stack = set(), [], [self]
+        while stack:
+            cls = stack.pop(0)
+            if id(cls) in seen:
+                continue
+            seen.add(id(cls))
+            out.append(cls)
+            stack.extend(cls.bases)
+        return out
+
+
+def is_autocast_off_call(call: ast.AST, names) -> bool:
+    """``torch.autocast(..., enabled=False)`` and friends, including helpers named *autocast."""
+    if not isinstance(call, ast.Call):
+        return False
+    qual = names.qualname(call.func) or ""
+    tail = qual.rsplit(".", 1)[-1] if qual else tail_name(call.func)
+    if qual == "torch.amp.custom_fwd" or tail == "custom_fwd":
+        return any(k.arg == "cast_inputs" for k in call.keywords)
+    if not tail.endswith("autocast"):
+        return False
+    for kw in call.keywords:
+        if kw.arg == "enabled" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+            return True
+        if kw.arg == "dtype" and (names.qualname(kw.value) in ("torch.float32", "torch.float64")):
+            return True
+    return False
+
+
+def nested_blocks(stmt: ast.stmt) -> List[Sequence[ast.stmt]]:
+    """The statement blocks of a compound statement that runs them in the same scope: ``if``/
+    ``else`` (version switches), ``try``/``except ImportError`` (fallbacks), ``with``, ``match``."""
+    if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+        return [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [stmt.body]
+    if isinstance(stmt, getattr(ast, "Match", ())):
+        return [case.body for case in stmt.cases]
+    return []
+
+
+def class_body(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
+    """The statements of a class body, with those inside its ``if``/``try``/``with`` blocks."""
+    for stmt in body:
+        blocks = nested_blocks(stmt)
+        if blocks:
+            for block in blocks:
+                yield from class_body(block)
+        else:
+            yield stmt
+
+
+def tail_name(func: ast.AST) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""
+
+
+def attrs_written(function: ast.AST) -> Set[str]:
+    """Attributes a method (re)assigns: ``self.x = ...``, ``setattr(self, name, ...)`` or
+    ``self.register_buffer(name, ...)``; computed names as families."""
+    out = set()
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out |= {t.attr for t in targets if is_self_attr(t)}
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in MODULE_REGISTRATIONS:
+                name = literal_attr_name(node.args[0])
+            elif isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) > 1:
+                name = literal_attr_name(node.args[1])
+            else:
+                continue
+            if name is not None:
+                out.add(name)
+    return out
+
+
+def literal_attr_name(node: ast.AST) -> Optional[str]:
+    """The attribute a string literal or f-string names, with each formatted part a wildcard."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        name = "".join(v.value if isinstance(v, ast.Constant) else WILDCARD for v in node.values)
+        return name if name.replace(WILDCARD, "") else None
+    return None
+
+
+def is_self_attr(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def is_static(node: ast.AST) -> bool:
+    for d in getattr(node, "decorator_list", []):
+        if tail_name(d) == "staticmethod":
+            return True
+    return False
+
+
+def lookup_instance(cls: ClassInfo, attr: str, classes: Dict[str, ClassInfo]) -> Optional[ClassInfo]:
+    for c in cls.mro():
+        if attr in c.instance_attrs:
+            return classes.get(c.instance_attrs[attr])
+    return None
+
+
+def parameter_kinds(function: ast.AST) -> Dict[str, Set[str]]:
+    """For each name in ``function``: "device", "dtype" and/or "tensor", from its uses."""
+    kinds: Dict[str, Set[str]] = {}
+
+    def mark(node: ast.AST, kind: str) -> None:
+        if isinstance(node, ast.Name):
+            kinds.setdefault(node.id, set()).add(kind)
+
+    for node in ast.walk(function):
+        if isinstance(node, ast.keyword) and node.arg in ("device", "dtype"):
+            mark(node.value, node.arg)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.attr in DEVICE_ATTRIBUTES:
+                mark(node.value, "device")
+            elif node.attr not in DTYPE_ATTRIBUTES:
+                mark(node.value, "tensor")
+        elif isinstance(node, ast.Subscript):
+            mark(node.value, "tensor")
+        elif isinstance(node, ast.Call) and tail_name(node.func) == "finfo" and node.args:
+            mark(node.args[0], "dtype")
+        elif isinstance(node, ast.Compare):
+            if any(isinstance(n, ast.Attribute) and n.attr in ("float16", "bfloat16", "float32", "float64")
+                   for n in ast.walk(node)):
+                for operand in (node.left, *node.comparators):
+                    mark(operand, "dtype")
+    return kinds
+
+
+class ModuleModel:
+    """The functions and classes of one module, wherever they are defined, and the phase each
+    runs in: construction only, or possibly after it (forward, lazy rebuilds)."""
+
+    def __init__(self, tree: ast.Module, names, class_names: Set[str]):
+        self.tree = tree
+        self.names = names
+        self.class_names = class_names  # every class defined in the file, at any depth
+        self.functions: Dict[str, FunctionInfo] = {}
+        self.classes: Dict[str, ClassInfo] = {}
+        self.subclasses: Dict[str, List[ClassInfo]] = {}
+        self.autocast_off_decorators: Set[str] = set()
+        self.collect(tree)
+        self.compute_runtime()
+
+    def collect(self, tree: ast.Module) -> None:
+        for stmt in tree.body:
+            self.collect_stmt(stmt)
+        for cls in self.classes.values():
+            cls.bases = [self.classes[b] for b in cls.base_names if b in self.classes and b != cls.name]
+        # Decorators defined here whose wrapper runs the function with autocast switched off.
+        self.autocast_off_decorators = {
+            name for name, fn in self.functions.items()
+            if any(isinstance(n, (ast.With, ast.AsyncWith)) and
+                   any(is_autocast_off_call(item.context_expr, self.names) for item in n.items)
+                   for n in ast.walk(fn.node))}
+        for fn in self.all_functions():
+            fn.autocast_off = fn.autocast_off or any(self.disables_autocast(d) for d in fn.node.decorator_list)
+
+    def disables_autocast(self, decorator: ast.AST) -> bool:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        return is_autocast_off_call(decorator, self.names) or (
+            isinstance(target, ast.Name) and target.id in self.autocast_off_decorators)
+
+    def collect_stmt(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            fn = FunctionInfo(stmt, stmt.name)
+            fn.autocast_off = any(is_autocast_off_call(d, self.names) for d in stmt.decorator_list)
+            self.functions[stmt.name] = fn
+        elif isinstance(stmt, ast.ClassDef):
+            bases = [b.id if isinstance(b, ast.Name) else tail_name(b) for b in stmt.bases]
+            cls = ClassInfo(stmt, stmt.name, bases)
+            # Bases from other modules, except torch's: nn.Module calls no hook of its subclasses
+            # (but forward), so their uncalled methods are an API that callers run at any time.
+            cls.foreign_bases = [b for b, node in zip(bases, stmt.bases) if b not in self.class_names
+                                 and b != "object" and not (self.names.qualname(node) or "").startswith("torch.")]
+            nested = []
+            for item in class_body(stmt.body):
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    fn = FunctionInfo(item, f"{stmt.name}.{item.name}", cls)
+                    fn.autocast_off = any(is_autocast_off_call(d, self.names) for d in item.decorator_list)
+                    cls.methods[item.name] = fn
+                elif isinstance(item, ast.ClassDef):
+                    nested.append(item)
+            self.classes.setdefault(stmt.name, cls)
+            for item in nested:  # a class in a class body is analysed like one at module level
+                self.collect_stmt(item)
+            for name in CONVERSION_HOOKS & set(cls.methods):
+                cls.restored_attrs |= attrs_written(cls.methods[name].node)
+            for item in ast.walk(stmt):
+                if (isinstance(item, ast.Assign) and isinstance(item.value, ast.Call)
+                        and isinstance(item.value.func, ast.Name) and item.value.func.id in self.class_names):
+                    for target in item.targets:
+                        if is_self_attr(target):
+                            cls.instance_attrs[target.attr] = item.value.func.id
+        else:
+            for block in nested_blocks(stmt):
+                for child in block:
+                    self.collect_stmt(child)
+
+    def compute_runtime(self) -> None:
+        """A function is construction-only when it is a construction root, or every caller
+        in this module is construction-only. Everything else may run in the forward path."""
+        all_fns = self.all_functions()
+        self.subclasses: Dict[str, List[ClassInfo]] = {}
+        for cls in self.classes.values():
+            for base in cls.mro()[1:]:
+                self.subclasses.setdefault(base.name, []).append(cls)
+        for fn in all_fns:
+            for callee in self.syntactic_callees(fn):
+                callee.callers.add(fn.qual)
+        for call in self.calls_in(self.tree, top_level_only=True):
+            callee = self.functions.get(tail_name(call.func)) if isinstance(call.func, ast.Name) else None
+            if callee:
+                callee.callers.add("<module>")
+        by_qual = {fn.qual: fn for fn in all_fns}
+        construction = {"<module>"} | {fn.qual for fn in all_fns if fn.name in CONSTRUCTION_ROOTS and fn.cls}
+        changed = True
+        while changed:
+            changed = False
+            for fn in all_fns:
+                if fn.qual not in construction and fn.callers and fn.callers <= construction:
+                    construction.add(fn.qual)
+                    changed = True
+        for qual, fn in by_qual.items():
+            fn.runtime = qual not in construction
+            fn.phase_known = not (fn.cls is not None and not fn.callers and fn.name not in ("forward", "__call__")
+                                  and any(c.foreign_bases for c in fn.cls.mro()))
+
+    def all_functions(self) -> List[FunctionInfo]:
+        return list(self.functions.values()) + [m for c in self.classes.values() for m in c.methods.values()]
+
+    def entry_points(self) -> List[FunctionInfo]:
+        out = []
+        for fn in self.functions.values():
+            if not fn.callers:
+                out.append(fn)
+        for cls in self.classes.values():
+            for fn in cls.methods.values():
+                if not fn.callers or fn.name in CONSTRUCTION_ROOTS:
+                    out.append(fn)
+        # Construction first, so that attributes exist when forward reads them.
+        out.sort(key=lambda f: (f.runtime, f.qual))
+        return out
+
+    def calls_in(self, node: ast.AST, top_level_only: bool = False) -> Iterable[ast.Call]:
+        stack = list(ast.iter_child_nodes(node))
+        while stack:
+            child = stack.pop()
+            if top_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.Call):
+                yield child
+            stack.extend(ast.iter_child_nodes(child))
+
+    def syntactic_callees(self, fn: FunctionInfo) -> Iterable[FunctionInfo]:
+        if fn.cls is not None:
+            # A method passed on as a value (``self.apply(self._init_weights)``, ``build = self._build``)
+            # runs where the code that mentions it runs, however it is finally called.
+            for node in ast.walk(fn.node):
+                if is_self_attr(node) and isinstance(node.ctx, ast.Load):
+                    method = fn.cls.lookup_method(node.attr)
+                    if method is not None:
+                        yield method
+        for call in self.calls_in(fn.node):
+            func = call.func
+            if isinstance(func, ast.Name):
+                if func.id in self.functions:
+                    yield self.functions[func.id]
+            elif isinstance(func, ast.Attribute) and fn.cls is not None:
+                owner = func.value
+                if isinstance(owner, ast.Name) and owner.id == "self":
+                    m = fn.cls.lookup_method(func.attr)
+                    if m:
+                        yield m
+                    # ``self.m()`` in a base class also calls the overrides of its subclasses.
+                    for sub in self.subclasses.get(fn.cls.name, ()):
+                        if func.attr in sub.methods:
+                            yield sub.methods[func.attr]
+                    inst = lookup_instance(fn.cls, func.attr, self.classes)
+                    if inst and inst.lookup_method("forward"):
+                        yield inst.lookup_method("forward")
+                elif is_self_attr(owner):
+                    inst = lookup_instance(fn.cls, owner.attr, self.classes)
+                    m = inst.lookup_method(func.attr) if inst else None
+                    if m:
+                        yield m
+                elif (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name)
+                      and owner.func.id == "super"):
+                    for base in fn.cls.bases:
+                        m = base.lookup_method(func.attr)
+                        if m:
+                            yield m
+                            break

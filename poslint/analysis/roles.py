@@ -1,0 +1,114 @@
+"""Roles from the mechanism: how an operation changes what a value is for (positions,
+frequencies, slopes, angles...), by the shape of the computation and never by a name."""
+
+from __future__ import annotations
+
+import ast
+from typing import Set
+
+from poslint.analysis.facts import node_key
+from poslint.analysis.lattice import Prec, Role, Sort, Value
+
+
+def power_role(base: Value, exponent: Value) -> Role:
+    """``base ** index``: ALiBi slopes for a power-of-two base; frequencies for a negated index;
+    otherwise a growing scale, which becomes frequencies when inverted."""
+    if is_pow2_base(base):
+        return Role.SLOPES
+    return Role.FREQS if exponent.has(Role.NEGATIVE) else Role.GROWTH
+
+
+def sign_of(op: ast.operator, left: Value, right: Value) -> frozenset:
+    """NEGATIVE for a product or quotient of one negated operand, for a sum of two."""
+    negated = (left.has(Role.NEGATIVE), right.has(Role.NEGATIVE))
+    if isinstance(op, (ast.Mult, ast.Div, ast.FloorDiv)):
+        return frozenset({Role.NEGATIVE}) if negated[0] != negated[1] else frozenset()
+    if isinstance(op, ast.Add) and all(negated):
+        return frozenset({Role.NEGATIVE})
+    return frozenset()
+
+
+def negated(value: Value) -> Value:
+    if value.sort in (Sort.TENSOR, Sort.PYINT, Sort.PYFLOAT, Sort.OTHER) and not (
+            value.roles & {Role.FREQS, Role.SLOPES, Role.ANGLES, Role.BIAS, Role.TRIG}):
+        return value.with_(roles=value.roles ^ {Role.NEGATIVE})
+    return value
+
+
+def is_grid(value: Value) -> bool:
+    return value.has(Role.POSITIONS) and value.sort in (Sort.TENSOR, Sort.OTHER)
+
+
+def unknown_operand(value: Value) -> bool:
+    """A tensor operand of no known role (a parameter, an import, a buffer of unknown origin)."""
+    return not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER)
+
+
+def module_held(value: Value) -> bool:
+    """A floating tensor read from a buffer or parameter (possibly upcast since)."""
+    return value.is_tensor and not value.roles and (
+        value.prec is Prec.CONVERTED or (value.rounded is not None and value.rounded.prec is Prec.CONVERTED))
+
+
+def is_pow2_base(value: Value) -> bool:
+    return value.has(Role.POW2) or value.payload_key in (("const", 2), ("const", 2.0))
+
+
+def combined_roles(op: ast.operator, left: Value, right: Value) -> frozenset:
+    roles = set(left.roles | right.roles)
+    if isinstance(op, ast.Pow):
+        exponent_indexed = right.has(Role.POSITIONS) or right.has(Role.FREQ_INDEX)
+        if exponent_indexed:
+            roles -= {Role.POSITIONS, Role.FREQ_INDEX, Role.NEGATIVE}
+            roles.add(power_role(left, right))
+        elif left.has(Role.POSITIONS):
+            roles.discard(Role.POSITIONS)
+        elif is_pow2_base(left):
+            return frozenset({Role.POW2})
+    if isinstance(op, ast.Div) and right.has(Role.GROWTH) and not left.has(Role.GROWTH):
+        roles = (roles - {Role.GROWTH}) | {Role.FREQS}  # 1 / base ** (index / d)
+    if isinstance(op, ast.Div) and left.has(Role.POSITIONS) and right.has(Role.POSITIONS):
+        roles.discard(Role.POSITIONS)  # a grid over its own last entry: a ratio in [0, 1], not an index
+    roles = (roles - {Role.NEGATIVE}) | sign_of(op, left, right)
+    if roles & {Role.FREQS, Role.SLOPES, Role.GROWTH}:
+        roles -= {Role.POSITIONS, Role.FREQ_INDEX}
+    if Role.FREQS in roles:
+        roles.discard(Role.GROWTH)
+    if Role.ANGLES in roles or Role.BIAS in roles or Role.TRIG in roles:
+        roles -= {Role.POSITIONS, Role.FREQS, Role.SLOPES, Role.GROWTH}
+    roles.discard(Role.POW2)
+    return frozenset(roles)
+
+
+# --- sinks: where a product ends up decides what it is ------------------------------------------
+
+
+class Sinks:
+    """The products (by node key) whose results reached cos, sin, or attention as a bias. The
+    interpreter runs each module twice, so a product learns in the first round where its result
+    goes, and is taken as a rotary angle or an ALiBi bias in the second (see Interpreter.product)."""
+
+    def __init__(self) -> None:
+        self.trig: Set[tuple] = set()  # cos, sin or polar
+        self.cos: Set[tuple] = set()
+        self.sin: Set[tuple] = set()
+        self.attention: Set[tuple] = set()  # attn_mask=, baddbmm's input
+
+    def reach_trig(self, angle: Value, which: str) -> None:
+        """``angle`` reaches cos (``which`` "cos") or sin. A product that reaches both is a
+        rotation; one that reaches sin alone may be an activation (Snake's sin(a x))."""
+        self.trig.update(angle.recent)
+        (self.cos if which == "cos" else self.sin).update(angle.recent)
+
+    def reach_attention(self, bias: Value) -> None:
+        self.attention.update(bias.recent)
+
+    def rotation(self, key: tuple) -> bool:
+        """Whether the product at ``key`` reached both cos and sin (polar counts as both)."""
+        return key in self.cos and key in self.sin
+
+
+def candidate_trace(node: ast.AST, a: Value, b: Value) -> frozenset:
+    """The products a value comes from, this one included, so that a sink it reaches later can
+    confirm this product as a rotary angle or an ALiBi bias."""
+    return a.recent | b.recent | {node_key(node)}

@@ -1,0 +1,88 @@
+"""What poslint knows about torch, as data: dtypes and how operations move dtypes and roles,
+what module conversions and autocast do, and how a module holds tensors. A new torch idiom is
+one more entry in one of these tables; the interpreter (poslint.analysis.interpreter) and the
+object model (poslint.analysis.object_model) read them."""
+
+from poslint.analysis.lattice import Prec
+
+# --- dtypes ---------------------------------------------------------------------------------
+
+DTYPES = {
+    "torch.bfloat16": Prec.LOW, "torch.float16": Prec.LOW,
+    "torch.float32": Prec.F32, "torch.float64": Prec.F64,
+    "torch.int64": Prec.INT, "torch.int32": Prec.INT, "torch.int16": Prec.INT,
+    "torch.int8": Prec.INT, "torch.uint8": Prec.INT, "torch.bool": Prec.INT,
+}
+
+COMPLEX_DTYPES = {"torch.complex64": Prec.F32, "torch.complex128": Prec.F64, "torch.complex32": Prec.LOW}
+
+# Tensor-type names accepted by .type() and set_default_tensor_type().
+TENSOR_TYPES = {"HalfTensor": Prec.LOW, "BFloat16Tensor": Prec.LOW, "FloatTensor": Prec.F32,
+                "DoubleTensor": Prec.F64, "LongTensor": Prec.INT, "IntTensor": Prec.INT}
+
+CAST_METHODS = {"float": Prec.F32, "double": Prec.F64, "half": Prec.LOW, "bfloat16": Prec.LOW,
+                "long": Prec.INT, "int": Prec.INT, "short": Prec.INT, "bool": Prec.INT,
+                "byte": Prec.INT, "char": Prec.INT}
+
+# --- operations -----------------------------------------------------------------------------
+
+# Shape, device and layout operations: same dtype, same role.
+PRESERVING = frozenset({
+    "unsqueeze", "squeeze", "view", "reshape", "expand", "expand_as", "repeat", "transpose",
+    "permute", "contiguous", "flatten", "unflatten", "clone", "detach", "t", "cuda", "cpu",
+    "requires_grad_", "narrow", "flip", "roll", "repeat_interleave", "broadcast_to", "tile",
+    "movedim", "swapaxes", "index_select", "gather", "masked_fill", "masked_fill_", "tril",
+    "triu", "diagonal", "pin_memory", "share_memory_", "neg", "negative", "abs", "mul", "mul_",
+    "add", "add_", "sub", "sub_", "div", "div_", "cumsum", "cumsum_", "rearrange", "repeat_kv",
+    "pad", "to_dense", "coalesce", "type_as_", "select", "take_along_dim", "where", "fill_diagonal_",
+    "triu_", "tril_", "view_as", "reshape_as", "squeeze_", "unsqueeze_", "sum", "__getitem__",
+    "fill_", "fill", "zero_", "masked_scatter", "index_fill", "index_fill_",
+})
+
+# Operations after which a value is no longer a position grid (a ramp, a mask, a count).
+ROLE_KILLING = frozenset({
+    "clamp", "clip", "clamp_", "sigmoid", "tanh", "softmax", "log_softmax", "max", "min", "amax",
+    "amin", "argmax", "argmin", "mean", "prod", "numel", "size", "eq", "ne", "lt", "le", "gt",
+    "ge", "log", "log2", "log10", "sqrt", "rsqrt", "floor", "ceil", "round", "sign", "item",
+    "tolist", "norm", "any", "all", "nonzero", "logical_not", "relu", "gelu", "silu",
+})
+
+TRIG = frozenset({"cos", "sin"})
+
+MATRIX_PRODUCTS = frozenset({"outer", "einsum", "matmul", "mm", "bmm", "baddbmm", "addbmm",
+                             "addmm", "chain_matmul", "multi_dot", "mv", "linear"})
+
+CREATION_DEFAULT = frozenset({"ones", "zeros", "empty", "full", "rand", "randn", "linspace",
+                              "logspace", "eye"})
+
+LIKE = frozenset({"ones_like", "zeros_like", "empty_like", "full_like", "rand_like", "randn_like"})
+
+CONCAT = frozenset({"cat", "stack", "hstack", "vstack", "dstack", "column_stack"})
+
+# Module methods that hold a tensor under a name, and the storage they give it.
+MODULE_REGISTRATIONS = {"register_buffer": "buffer", "register_parameter": "parameter"}
+
+CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
+
+CONSTRUCTION_ROOTS = frozenset({"__init__", "__post_init__", "post_init", "reset_parameters", "_init_weights",
+                                "__new__", "__setstate__"})
+
+# Module constants that are Python floats.
+PYTHON_FLOATS = frozenset({"math.pi", "math.tau", "math.e", "math.inf", "numpy.pi", "numpy.e", "torch.pi"})
+
+# Calls whose tensor arguments are indices.
+INDEXING_CALLS = frozenset({"embedding", "one_hot", "bincount", "gather", "index_select", "take_along_dim"})
+
+# Attributes of a torch.device and of a dtype; any other attribute read makes a name a tensor.
+DEVICE_ATTRIBUTES = frozenset({"type", "index"})
+
+DTYPE_ATTRIBUTES = frozenset({"is_floating_point", "is_complex", "is_signed", "itemsize"})
+
+# Ops that CUDA autocast runs in 16 bits even for float32 inputs (PRECISION.md section 4).
+CUDA_AUTOCAST_LOWERED = frozenset({
+    "matmul", "@", "mm", "bmm", "baddbmm", "addbmm", "addmm", "addmv", "addr", "mv",
+    "einsum", "linear", "chain_matmul", "multi_dot",
+})
+
+# Tensor attributes that do not depend on the values.
+METADATA = frozenset({"dtype", "device", "shape", "ndim", "is_cuda", "layout"})
