@@ -247,6 +247,7 @@ def keep_float32_copy(facts: ModuleFacts, attr: str, cls: str, is_complex: bool 
     newline = newline_of(facts)
     related = facts.related_classes(cls)
     edits: List[Edit] = []
+    registered = set()  # a statement seen from several calling contexts is one store
     for store in facts.stores_of(attr, related):
         if store.storage == "plain":
             continue
@@ -254,6 +255,9 @@ def keep_float32_copy(facts: ModuleFacts, attr: str, cls: str, is_complex: bool 
         frozen = store.storage == "buffer" or _frozen_parameter(facts, store.value_node)
         if statement is None or not frozen or facts.parent_of(statement) is None:
             return None
+        if id(statement) in registered:
+            continue
+        registered.add(id(statement))
         indent = indent_of(facts, statement)
         bits = _bits_name(facts, attr, store.name_node)
         computed = store.name_node is not None and not isinstance(store.name_node, ast.Constant)
