@@ -144,7 +144,9 @@ def main() -> None:
 @click.option("--output-format", type=click.Choice(list(FORMATTERS)), default="concise", show_default=True,
               envvar="POSLINT_OUTPUT_FORMAT", show_envvar=True,
               help="How findings are printed: concise (path:line:col: CODE message), full (with a code frame "
-                   "and the fix as a diff), json, github (Actions annotations), sarif (SARIF 2.1.0) or pylint.")
+                   "and the fix as a diff), json, json-lines (one JSON object per line), github (Actions "
+                   "annotations), sarif (SARIF 2.1.0), pylint, gitlab (GitLab Code Quality), junit (JUnit XML), "
+                   "rdjson (reviewdog) or azure (Azure Pipelines logging commands).")
 @click.option("--output-file", type=click.Path(dir_okay=False, writable=True), metavar="PATH",
               help="Write the findings (or the diffs, with --diff) to PATH instead of stdout.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,

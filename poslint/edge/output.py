@@ -4,7 +4,9 @@ A formatter takes a :class:`Report` (the sorted findings, which fixes ``--fix`` 
 a :class:`~poslint.fix.locations.SourceMap` per file) and returns the text for stdout or
 ``--output-file``. To add a format, add a function to :data:`FORMATTERS`; the command line
 offers every key. The formats are described for users in ``docs/configuration.md``; the JSON and
-SARIF layouts documented there are stable: fields may be added, never renamed or removed.
+SARIF layouts documented there are stable: fields may be added, never renamed or removed. The
+JSON layout (also one finding per line in ``json-lines``) is described by the JSON Schema shipped
+in ``poslint/edge/schemas/json-output.schema.json``; :data:`JSON_LAYOUT_VERSION` is its version.
 
 Findings in notebooks (:class:`poslint.integrations.notebook.NotebookDiagnostic`) carry a 1-based ``cell``,
 and their rows and columns count within that cell.
@@ -12,6 +14,7 @@ and their rows and columns count within that cell.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter
@@ -20,12 +23,18 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence
 from urllib.parse import quote
+from xml.sax.saxutils import quoteattr, escape as xml_escape
 
 from poslint import __version__
 from poslint.core.diagnostics import Diagnostic, Fix
 from poslint.fix.locations import SourceMap, cell_of
 
 Applicable = Callable[[Diagnostic], bool]
+
+# The version of the JSON layout, in every finding's ``version`` field: raised when fields are added,
+# so that a consumer can tell which to expect (none is ever renamed or removed). Keep it equal to
+# the ``const`` of ``version`` in schemas/json-output.schema.json.
+JSON_LAYOUT_VERSION = 1
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
@@ -164,8 +173,7 @@ def _text_path(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def json_format(report: Report) -> str:
-    """A JSON array with one object per finding; the schema is in docs/configuration.md."""
+def _json_items(report: Report) -> List[dict]:
     items = []
     for d in report.diagnostics:
         source = report.source(d)
@@ -191,8 +199,19 @@ def json_format(report: Report) -> str:
             "fixable": report.applicable(d),
             "docs": docs_path(d.code),
             "url": docs_url(d.code),
+            "version": JSON_LAYOUT_VERSION,
         })
-    return json.dumps(items, indent=2, ensure_ascii=False) + "\n"
+    return items
+
+
+def json_format(report: Report) -> str:
+    """A JSON array with one object per finding; the schema is in schemas/json-output.schema.json."""
+    return json.dumps(_json_items(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def json_lines(report: Report) -> str:
+    """The objects of the ``json`` format, one per line (nothing at all when there are none)."""
+    return "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in _json_items(report))
 
 
 def _escape_data(text: str) -> str:
@@ -329,6 +348,167 @@ def sarif(report: Report) -> str:
     }
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
+def _notebook_row(d: Diagnostic, report: Report) -> Optional[int]:
+    """For a notebook finding, the row of the ``.ipynb`` file that holds the cell's source line."""
+    source = report.source(d)
+    return source.file_row(d) if source is not None else None
+
+
+def _cell_message(d: Diagnostic) -> str:
+    """The message, prefixed with the position in the cell for formats that can only point at the file."""
+    cell = cell_of(d)
+    return d.message if cell is None else f"cell {cell}, line {d.line}, column {d.col}: {d.message}"
+
+
+def _project_path(path: str) -> str:
+    """A path for GitLab: relative to the repository root (``CI_PROJECT_DIR`` when it is set and holds
+    the file), ``/``-separated, without a leading ``./``."""
+    project = os.environ.get("CI_PROJECT_DIR")
+    if project:
+        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(project))
+        if relative != ".." and not relative.startswith(".." + os.sep):
+            path = relative
+    return _text_path(Path(os.path.normpath(path)).as_posix())
+
+
+def gitlab(report: Report) -> str:
+    """GitLab Code Quality: a JSON array of issues for the merge request's Code Quality widget.
+
+    The fingerprint hashes the path, the code, the message and the text of the reported line, and
+    counts repeats of all four, so that it stays the same when lines above the finding move.
+    """
+    issues = []
+    seen: Counter = Counter()
+    for d in report.diagnostics:
+        cell = cell_of(d)
+        source = report.source(d)
+        path = _project_path(d.path)
+        lines = source.lines(cell) if source is not None else []
+        text = lines[d.line - 1].strip() if 1 <= d.line <= len(lines) else ""
+        key = "\0".join([path, str(cell), d.code, d.message, text])
+        seen[key] += 1
+        if cell is None:
+            begin, end = d.line, d.end_line
+        else:
+            begin = end = _notebook_row(d, report) or 1
+        issues.append({
+            "type": "issue",
+            "check_name": d.code,
+            "description": f"{d.code} {rule_name(d.code)}: {_cell_message(d)}",
+            "categories": ["Bug Risk"],
+            "severity": "major",
+            "fingerprint": hashlib.sha256(f"{key}\0{seen[key]}".encode("utf-8", "surrogatepass")).hexdigest(),
+            "location": {"path": path, "lines": {"begin": begin, "end": end}},
+        })
+    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
+
+
+def _xml_text(text: str) -> str:
+    """``text`` with the characters XML 1.0 cannot hold (control characters, lone surrogates) as U+FFFD."""
+    return "".join(c if c in "\t\n\r" or "\x20" <= c <= "\ud7ff" or "\ue000" <= c <= "\ufffd"
+                   or c >= "\U00010000" else "\ufffd" for c in text)
+
+
+def junit(report: Report) -> str:
+    """JUnit XML, for CI test reports: one test suite per file with findings and one failed test case
+    per finding; a run without findings is one suite with one passing case."""
+    by_path: Dict[str, List[Diagnostic]] = {}
+    for d in report.diagnostics:
+        by_path.setdefault(d.path, []).append(d)
+    suites = []
+    for path, found in by_path.items():
+        name = quoteattr(_xml_text(_text_path(path)))
+        cases = []
+        for d in found:
+            where = _xml_text(_text_path(location(d)))
+            cases.append(
+                f'    <testcase name={quoteattr(f"{d.code} at {location(d)[len(d.path) + 1:]}")} '
+                f'classname={name}>\n'
+                f'      <failure message={quoteattr(_xml_text(d.message))} type={quoteattr(d.code)}>'
+                f'{xml_escape(f"{where}: {d.code} {_xml_text(d.message)}")}</failure>\n'
+                f'    </testcase>\n')
+        suites.append(f'  <testsuite name={name} tests="{len(found)}" failures="{len(found)}" errors="0" '
+                      f'skipped="0">\n{"".join(cases)}  </testsuite>\n')
+    failures = len(report.diagnostics)
+    if not suites:
+        suites.append('  <testsuite name="poslint" tests="1" failures="0" errors="0" skipped="0">\n'
+                      '    <testcase name="no findings" classname="poslint"/>\n  </testsuite>\n')
+    tests = max(failures, 1)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<testsuites name="poslint" tests="{tests}" failures="{failures}" errors="0">\n'
+            f'{"".join(suites)}</testsuites>\n')
+
+
+def _byte_column(line: str, column: int) -> int:
+    """A 1-based column counted in UTF-8 bytes, as reviewdog counts, from one counted in characters."""
+    return len(line[:column - 1].encode("utf-8", "surrogatepass")) + 1
+
+
+def rdjson(report: Report) -> str:
+    """reviewdog's Diagnostic Format (``reviewdog -f=rdjson``): one diagnostic per finding, with
+    columns in UTF-8 bytes; a fix that ``--fix`` would apply and that adds no import becomes
+    suggestions. Notebook findings point at the line of the ``.ipynb`` file and have no suggestion."""
+    diagnostics = []
+    for d in report.diagnostics:
+        cell = cell_of(d)
+        source = report.source(d)
+        lines = source.lines() if source is not None and cell is None else []
+
+        def position(row: int, column: int) -> Dict[str, int]:
+            line = lines[row - 1] if 1 <= row <= len(lines) else ""
+            return {"line": row, "column": _byte_column(line, column)}
+
+        if cell is None:
+            where = {"start": position(d.line, d.col), "end": position(d.end_line, d.end_col)}
+        else:
+            where = {"start": {"line": _notebook_row(d, report) or 1}}
+        diagnostic = {
+            "message": _cell_message(d),
+            "location": {"path": _text_path(d.path), "range": where},
+            "severity": "ERROR",
+            "code": {"value": d.code},
+        }
+        url = docs_url(d.code)
+        if url:
+            diagnostic["code"]["url"] = url
+        if cell is None and source is not None and d.fix is not None and not d.fix.imports and report.applicable(d):
+            suggestions = []
+            for edit in d.fix.edits:
+                start, end = source.position(edit.start), source.position(edit.end)
+                suggestions.append({"range": {"start": position(start.row, start.column),
+                                              "end": position(end.row, end.column)},
+                                    "text": edit.replacement})
+            diagnostic["suggestions"] = suggestions
+        diagnostics.append(diagnostic)
+    result = {"source": {"name": "poslint"}, "severity": "ERROR", "diagnostics": diagnostics}
+    if project_url():
+        result["source"]["url"] = project_url()
+    return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+
+
+def _escape_azure_property(text: str) -> str:
+    return text.replace("\r", "%0D").replace("\n", "%0A").replace(";", "%3B").replace("]", "%5D")
+
+
+def azure(report: Report) -> str:
+    """Azure Pipelines logging commands (``##vso[task.logissue ...]``), which the agent shows as errors.
+
+    Property values escape ``;``, ``]`` and line breaks, the message its line breaks, as the agent
+    decodes them. Notebook findings point at the line of the ``.ipynb`` file, without a column.
+    """
+    lines = []
+    for d in report.diagnostics:
+        if cell_of(d) is None:
+            props = [("type", "error"), ("sourcepath", d.path), ("linenumber", d.line), ("columnnumber", d.col)]
+        else:
+            row = _notebook_row(d, report)
+            props = [("type", "error"), ("sourcepath", d.path)] + ([("linenumber", row)] if row else [])
+        props.append(("code", d.code))
+        rendered = "".join(f"{key}={_escape_azure_property(str(value))};" for key, value in props)
+        message = _cell_message(d).replace("\r", "%0D").replace("\n", "%0A")
+        lines.append(f"##vso[task.logissue {rendered}]{d.code} {message}\n")
+    return "".join(lines)
+
 
 FORMATTERS: Dict[str, Formatter] = {
     "concise": concise,
@@ -337,6 +517,11 @@ FORMATTERS: Dict[str, Formatter] = {
     "github": github,
     "sarif": sarif,
     "pylint": pylint,
+    "json-lines": json_lines,
+    "gitlab": gitlab,
+    "junit": junit,
+    "rdjson": rdjson,
+    "azure": azure,
 }
 
 
