@@ -2,7 +2,10 @@
 ``POSLINT_CACHE_DIR``).
 
 A result is keyed by the BLAKE2 digest of the file's bytes, the rules that apply to the file
-(the selection less its per-file-ignores) and whether ``# noqa`` is honoured. The poslint
+(the selection less its per-file-ignores), whether ``# noqa`` is honoured and what the run's
+project pre-scan found (:mod:`poslint.engine.project`: the setting that lets float32 matmuls
+run at reduced precision, in any linted file, or assume-tf32), so that a result is not reused
+when such a setting appears or disappears in another file. The poslint
 version and a fingerprint of poslint's own source files name the cache file, so that any
 change to poslint starts a new one. What is stored is what checking the file found: each
 finding with its fix, as JSON. The path a result was found at is not part of the key: a file
@@ -16,7 +19,7 @@ tick of a coarse file-system clock could otherwise keep a stale digest. Such a f
 read and hashed again.
 
 Only results that do not depend on anything else are stored: no read errors, no internal
-errors, nothing from a notebook, and with ``--fix``/``--diff`` only files that no fix changed.
+errors, no notes (a skipped file says so on every run), nothing from a notebook, and with ``--fix``/``--diff`` only files that no fix changed.
 With ``--fix``/``--diff``, a cached result is used only when none of its findings has a fix
 that would be applied; otherwise the file is checked and fixed as usual, and checked again on
 the next run (its content, and so its digest, changed).
@@ -85,8 +88,8 @@ def _source_fingerprint() -> str:
     return h.hexdigest()
 
 
-def entry_key(file_digest: str, codes: FrozenSet[str], ignore_noqa: bool) -> str:
-    return f"{file_digest}:{','.join(sorted(codes))}:{int(ignore_noqa)}"
+def entry_key(file_digest: str, codes: FrozenSet[str], ignore_noqa: bool, reduced_matmul: Optional[str] = None) -> str:
+    return f"{file_digest}:{','.join(sorted(codes))}:{int(ignore_noqa)}:{json.dumps(reduced_matmul)}"
 
 
 # --- (de)serialising findings ----------------------------------------------------------------
@@ -224,8 +227,9 @@ class Cache:
             return None
         return row[3] if isinstance(row[3], str) else None
 
-    def lookup(self, path: str, file_digest: str, codes: FrozenSet[str], ignore_noqa: bool) -> Optional[Hit]:
-        raw = self.entries.get(entry_key(file_digest, codes, ignore_noqa))
+    def lookup(self, path: str, file_digest: str, codes: FrozenSet[str], ignore_noqa: bool,
+               reduced_matmul: Optional[str] = None) -> Optional[Hit]:
+        raw = self.entries.get(entry_key(file_digest, codes, ignore_noqa, reduced_matmul))
         if raw is None:
             return None
         try:
@@ -244,9 +248,9 @@ class Cache:
         self.dirty = True
 
     def store(self, abspath: str, stat: Stat, file_digest: str, codes: FrozenSet[str], ignore_noqa: bool,
-              diagnostics: List[Diagnostic]) -> None:
+              diagnostics: List[Diagnostic], reduced_matmul: Optional[str] = None) -> None:
         self.remember_stat(abspath, stat, file_digest)
-        key = entry_key(file_digest, codes, ignore_noqa)
+        key = entry_key(file_digest, codes, ignore_noqa, reduced_matmul)
         value = [_dump_diagnostic(d) for d in diagnostics]
         if self.entries.get(key) != value:
             self.entries[key] = value

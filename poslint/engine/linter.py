@@ -30,6 +30,9 @@ class LintOptions:
     handlers: Dict[str, Callable] = field(default_factory=dict)
     # Codes whose fixes are never applied (``--unfixable``): their findings lose the fix when fixing.
     unfixable: FrozenSet[str] = frozenset()
+    # Why float32 matmuls may run at reduced precision in this run's project (a setting found by
+    # poslint.engine.project.scan_reduced_matmul, or assume-tf32); None: only a file's own text says.
+    reduced_matmul: Optional[str] = None
 
 
 @dataclass
@@ -46,10 +49,9 @@ class FileResult:
     notes: List[str] = field(default_factory=list)  # what was skipped in this file, and why
 
 
-# A file longer than this (in characters) is checked only as far as its time and memory stay
-# bounded: CPython's syntax check alone takes about 0.6 s and 250 MB per MB of a generated
-# list, and libcst several GB. Such a file is not parsed at all when the prefilter shows that no
-# rule can fire in it, and never fixed.
+# A file longer than this (in characters) is not parsed at all when the prefilter shows that no
+# rule can fire in it: CPython's syntax check alone takes about 0.6 s and 250 MB per MB of a
+# generated list. (What libcst may be given when fixing is bounded in poslint.fix.fixer.)
 LARGE_TEXT = 4 * 1024 * 1024
 
 
@@ -180,7 +182,7 @@ def lint_text(text: str, path: str, options: LintOptions, codes: FrozenSet[str]
     passes: List[List[Diagnostic]] = []  # what each check found, in order, to tell which fixes were taken
 
     def check(text: str) -> Tuple[List[Diagnostic], List[str]]:
-        checked = check_text(text, path, codes)
+        checked = check_text(text, path, codes, reduced_matmul=options.reduced_matmul)
         found = checked.diagnostics
         if found and not options.ignore_noqa:
             found = parse_suppressions(text).filter(found)
@@ -190,7 +192,7 @@ def lint_text(text: str, path: str, options: LintOptions, codes: FrozenSet[str]
         return found, checked.internal_errors
 
     if len(text) > LARGE_TEXT:
-        large = _large_text(text, path, options, codes)
+        large = _large_text(text, path, codes)
         if large is not None:
             return large, None
     first = check(text)
@@ -208,22 +210,16 @@ def lint_text(text: str, path: str, options: LintOptions, codes: FrozenSet[str]
     return result, outcome.text
 
 
-def _large_text(text: str, path: str, options: LintOptions, codes: FrozenSet[str]) -> Optional[FileResult]:
-    """The result for a text over :data:`LARGE_TEXT`: skipped with a note if nothing can be
-    reported in it but a syntax error, else linted without fixing (None when not fixing)."""
+def _large_text(text: str, path: str, codes: FrozenSet[str]) -> Optional[FileResult]:
+    """The result for a text over :data:`LARGE_TEXT` in which nothing can be reported but a
+    syntax error: skipped, with a note. None if a rule may fire in it: it is checked as usual."""
     from poslint.engine.prefilter import COVERED_RULES, may_have_findings
 
-    size = f"{len(text) / 2 ** 20:.1f} MB, more than the {LARGE_TEXT // 2 ** 20} MB"
-    if all(code == PARSE_ERROR or code in COVERED_RULES for code in codes) and not may_have_findings(text):
-        return FileResult(path, source_map=SourceMap(text), notes=[
-            f"{path}: not checked for syntax errors: it is {size} poslint parses, and holds nothing "
-            f"that the rules look for"])
-    if not options.fix:
+    if any(code != PARSE_ERROR and code not in COVERED_RULES for code in codes) or may_have_findings(text):
         return None
-    result = lint_text(text, path, _no_fix(options), codes)[0]
-    if any(applicable(d.fix, options.unsafe_fixes) for d in result.diagnostics):
-        result.errors.append(f"{path}: not fixed: it is {size} poslint fixes")
-    return result
+    return FileResult(path, source_map=SourceMap(text), notes=[
+        f"{path}: not checked for syntax errors: it is {len(text) / 2 ** 20:.1f} MB, more than the "
+        f"{LARGE_TEXT // 2 ** 20} MB poslint parses, and holds nothing that the rules look for"])
 
 
 def _fixed_codes(passes: List[List[Diagnostic]], unsafe_fixes: bool, fixed: int) -> Dict[str, int]:

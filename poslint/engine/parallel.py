@@ -98,7 +98,7 @@ Outcome = Tuple[FileResult, Optional[str], Optional[Stat]]  # result, digest, st
 
 
 def _cacheable(result: FileResult, options: LintOptions) -> bool:
-    if result.errors or result.internal_errors or result.path.endswith(".ipynb"):
+    if result.errors or result.internal_errors or result.notes or result.path.endswith(".ipynb"):
         return False
     return not options.fix or (result.fixed == 0 and not result.diff)
 
@@ -181,7 +181,7 @@ def lint_files(paths: Sequence[str], options: LintOptions, jobs: int = 0, cache:
                 results[i] = result
                 if cache is not None and file_digest is not None and stat is not None:
                     cache.store(os.path.abspath(paths[i]), stat, file_digest, file_codes(paths[i], options),
-                                options.ignore_noqa, result.diagnostics)
+                                options.ignore_noqa, result.diagnostics, options.reduced_matmul)
         finally:
             outcomes.close()  # when interrupted: stop the workers now
     if cache is not None:
@@ -204,7 +204,7 @@ def _from_cache(cache: Cache, path: str, stat: Stat, options: LintOptions) -> Op
         if file_stat(path) != stat:
             return None
         file_digest = digest(data)
-    hit = cache.lookup(path, file_digest, file_codes(path, options), options.ignore_noqa)
+    hit = cache.lookup(path, file_digest, file_codes(path, options), options.ignore_noqa, options.reduced_matmul)
     if hit is None:
         return None
     if options.fix and any(applicable(d.fix, options.unsafe_fixes) for d in hit.diagnostics):
