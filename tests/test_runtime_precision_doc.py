@@ -41,3 +41,24 @@ def test_write_doc_rewrites_only_the_table(tmp_path):
 def test_plot_sits_beside_the_doc():
     assert (ROOT / "docs" / "img" / "precision.png").stat().st_size > 10_000
     assert "img/precision.png" in (ROOT / "docs" / "precision.md").read_text(encoding="utf-8")
+
+
+def load_conversion_script():
+    spec = importlib.util.spec_from_file_location("conversion_facts", ROOT / "scripts" / "conversion_facts.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_doc_conversion_table_is_the_measured_table():
+    script = load_conversion_script()
+    doc = (ROOT / "docs" / "precision.md").read_text(encoding="utf-8")
+    assert f"{script.BEGIN}\n{script.table()}\n{script.END}" in doc
+
+
+def test_module_to_drops_the_imaginary_part_of_a_complex_buffer_and_half_keeps_it():
+    table = load_conversion_script().table()
+    row = next(line for line in table.splitlines() if line.startswith("| `module.to(torch.bfloat16)`"))
+    assert "imaginary part (sin) is dropped" in row and "torch.int64" in row
+    assert "torch.complex64 (values kept)" in next(line for line in table.splitlines()
+                                                   if line.startswith("| `module.half()`"))
