@@ -311,8 +311,9 @@ class Normalised:
         pieces, position = [], 0
         for number, (start, end) in enumerate(runs):
             placeholder = f"'poslint-string-run-{number}-{len(text)}'"
-            if placeholder in text:
-                return text  # never mistake the file's own text for a placeholder
+            if placeholder in text:  # never mistake the file's own text for a placeholder
+                self.placeholders.clear()
+                return text
             self.placeholders[placeholder] = text[start:end]
             pieces += [text[position:start], placeholder]
             position = end
@@ -411,10 +412,12 @@ def verify(text: str) -> Optional[str]:
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return f"does not parse: {_reason(exc)}"
     try:
-        if with_libcst(text, lambda normal: normal if libcst.parse_module(normal).code == normal else "") != text:
-            if re.search(r"\r(?!\n)", text):
-                return "does not round-trip through libcst, which does not support lines that end in a lone CR"
-            return "does not round-trip through libcst"
+        if with_libcst(text, lambda normal: _round_trip(libcst, normal)) != text:
+            raise _NoRoundTrip
+    except _NoRoundTrip:
+        if re.search(r"\r(?!\n)", text):
+            return "does not round-trip through libcst, which does not support lines that end in a lone CR"
+        return "does not round-trip through libcst"
     except RecursionError:
         return "nests too deeply for libcst to check it"
     except LibcstLimit as exc:
@@ -422,6 +425,16 @@ def verify(text: str) -> Optional[str]:
     except Exception as exc:  # noqa: BLE001 - libcst raises its own ParserSyntaxError and others
         return f"does not parse with libcst: {_reason(exc)}"
     return None
+
+
+class _NoRoundTrip(Exception):
+    """libcst's code for a text is not the text."""
+
+
+def _round_trip(libcst, text: str) -> str:
+    if libcst.parse_module(text).code != text:
+        raise _NoRoundTrip
+    return text
 
 
 def _reason(exc: BaseException) -> str:
