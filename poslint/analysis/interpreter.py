@@ -1116,7 +1116,7 @@ class Interpreter:
         if name in CONCAT:
             items = args[0] if args else UNKNOWN
             if items.sort is Sort.TUPLE and isinstance(items.payload, tuple) and items.payload:
-                return merge_all(items.payload).with_(ndim=None, axis=None)
+                return _concatenated(items.payload)
             if isinstance(items.payload, Value) and _is_list_of(items):  # cat([... for ...])
                 return items.payload.with_(ndim=None, axis=None)
             return items if items.is_tensor else UNKNOWN
@@ -1487,6 +1487,20 @@ def merge_all(values: Iterable[Value]) -> Value:
     for v in values[1:]:
         out = merge(out, v)
     return out
+
+
+def _concatenated(parts: Sequence[Value]) -> Value:
+    """``cat``/``stack`` of ``parts``: roles merge, and the dtype follows type promotion, so a
+    float32 part makes the result float32 (the 16-bit parts stay rounded)."""
+    merged = merge_all(parts).with_(ndim=None, axis=None)
+    tensors = [p for p in parts if p.is_tensor]
+    for prec in (Prec.F64, Prec.F32):
+        widest = next((p for p in tensors if p.prec is prec), None)
+        if widest is not None:
+            # A part with no role (zeros as a constant axis) holds nothing that can collide.
+            low = next((p.lost_precision() for p in tensors if p.roles and p.lost_precision() is not None), None)
+            return merged.with_(prec=prec, origin=widest.origin, rounded=low)
+    return merged
 
 
 def _element_of(iterated: Value) -> Value:
