@@ -20,6 +20,11 @@ class ParseError(Rule):
     ## Use instead
     Fix the syntax, or save the file in the encoding its coding cookie declares.
 
+    ```python
+    def rope(x):
+        return x
+    ```
+
     ## Fix safety
     There is no fix.
     """

@@ -27,14 +27,41 @@ class LowPrecisionPositions(Rule):
 
     ## Example
     ```python
-    t = torch.arange(seq_len, device=device, dtype=self.inv_freq.dtype)
-    freqs = torch.outer(t, self.inv_freq)
+    import torch
+    from torch import nn
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+            self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+        def forward(self, x, seq_len):
+            t = torch.arange(seq_len, device=x.device, dtype=self.inv_freq.dtype)
+            freqs = torch.outer(t, self.inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
     ```
 
     ## Use instead
     ```python
-    t = torch.arange(seq_len, device=device, dtype=torch.float32)
-    freqs = torch.outer(t, self.inv_freq.float())
+    import torch
+    from torch import nn
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            # A plain attribute, which module.to() does not convert: the frequencies stay float32.
+            self.inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+
+        def forward(self, x, seq_len):
+            inv_freq = self.inv_freq.to(x.device)
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)  # float32 positions
+            freqs = torch.outer(t, inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
     ```
 
     ## Fix safety

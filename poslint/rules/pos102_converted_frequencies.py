@@ -9,27 +9,62 @@ LOW_FACTOR = (Prec.CONVERTED, Prec.LOW, Prec.ACTIVATION)
 class LowPrecisionFrequencies(Rule):
     """
     ## What it does
-    Finds RoPE frequencies that enter the angle product in 16 bits: an `inv_freq` held in a
-    registered buffer or `nn.Parameter` (which `model.to(torch.bfloat16)` converts) and used
-    as it is, or frequencies cast to 16 bits (`.half()`, `.to(x.dtype)`) before the product.
-    It reports the place where they are consumed.
+    Finds RoPE frequencies that enter the angle product (positions times frequencies: the
+    angles that cos and sin are taken of) in 16 bits: an `inv_freq` held in a registered
+    buffer or `nn.Parameter` (which `model.to(torch.bfloat16)` converts) and used unconverted,
+    that is as it is read from the buffer, without an upcast such as `.float()`, or frequencies
+    cast to 16 bits (`.half()`, `.to(x.dtype)`) before the product. It reports the place where
+    they are consumed.
 
     ## Why is this bad?
     `module.to(dtype)` converts every floating buffer and parameter, persistent or not. A
     bfloat16 `inv_freq` carries 8 significant bits: at position 8191 the angle error reaches
-    pi, and the positions collide (PRECISION.md, section 5).
+    pi, and the positions collide (measured against float64 with dim 128 and base 10000; see
+    [docs/precision.md](../precision.md) for how 16-bit floats round positions and what module
+    conversions do to buffers).
 
     ## Example
     ```python
-    self.register_buffer("inv_freq", inv_freq, persistent=False)
-    ...
-    freqs = torch.outer(t, self.inv_freq)
+    import torch
+    from torch import nn
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+            self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+        def forward(self, x, seq_len):
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+            freqs = torch.outer(t, self.inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
     ```
 
     ## Use instead
     Recompute the frequencies in float32 where they are used, from the values that built them,
     or keep a float32 copy where `module.to()` cannot reach it (a plain attribute), moved to the
-    input's device at use.
+    input's device at use:
+
+    ```python
+    import torch
+    from torch import nn
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            # A plain attribute, which module.to() does not convert: the frequencies stay float32.
+            self.inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+
+        def forward(self, x, seq_len):
+            inv_freq = self.inv_freq.to(x.device)
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+            freqs = torch.outer(t, inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+    ```
 
     ## Fix safety
     For a buffer, the fix keeps the float32 frequencies where the cast cannot reach them:

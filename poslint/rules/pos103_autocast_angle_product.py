@@ -11,7 +11,8 @@ LOWERED_ON_CPU_TOO = frozenset({"matmul", "@", "mm", "bmm", "baddbmm", "addbmm",
 class AutocastAngleProduct(Rule):
     """
     ## What it does
-    Finds the RoPE angle product (positions x frequencies) computed with an op on CUDA
+    Finds the RoPE angle product (positions times frequencies: the angles that cos and sin are
+    taken of) computed with an op on CUDA
     autocast's low-precision list (`einsum`, `matmul`/`@`, `mm`, `bmm`, `baddbmm`, `addmm`, ...)
     in code that runs in the forward path, outside `torch.autocast(..., enabled=False)`.
     `torch.outer` and broadcasting `*` are not on the list; float64 operands are never lowered;
@@ -25,13 +26,43 @@ class AutocastAngleProduct(Rule):
 
     ## Example
     ```python
-    freqs = (inv_freq_expanded @ position_ids_expanded).transpose(1, 2)
+    import torch
+    from torch import nn
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            self.dim = dim
+            self.base = base
+
+        def forward(self, x, seq_len):
+            inv_freq = 1.0 / (self.base ** (torch.arange(0, self.dim, 2, device=x.device).float() / self.dim))
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+            freqs = t[:, None] @ inv_freq[None, :]
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
     ```
 
     ## Use instead
     ```python
-    with torch.autocast(device_type=x.device.type, enabled=False):
-        freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)
+    import torch
+    from torch import nn
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            self.dim = dim
+            self.base = base
+
+        def forward(self, x, seq_len):
+            inv_freq = 1.0 / (self.base ** (torch.arange(0, self.dim, 2, device=x.device).float() / self.dim))
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+            with torch.autocast(device_type=x.device.type, enabled=False):
+                freqs = t[:, None] @ inv_freq[None, :]  # float32, whatever autocast says outside
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
     ```
 
     ## Fix safety

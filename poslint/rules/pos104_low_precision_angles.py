@@ -8,7 +8,7 @@ from poslint.rules.consequences import when
 class LowPrecisionAngles(Rule):
     """
     ## What it does
-    Finds RoPE angles (positions x frequencies, before cos/sin) held in 16 bits: angles cast
+    Finds RoPE angles (positions times frequencies, before cos/sin) held in 16 bits: angles cast
     to a 16-bit or activation dtype, angles kept in a registered buffer or parameter, and a
     complex `freqs_cis` registered as a buffer. Casting cos/sin values to the activation dtype
     is accepted practice and stays silent.
@@ -21,14 +21,42 @@ class LowPrecisionAngles(Rule):
 
     ## Example
     ```python
-    emb = torch.cat((freqs, freqs), dim=-1).to(x.dtype)
-    cos = emb.cos()
+    import torch
+    from torch import nn
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            self.dim = dim
+            self.base = base
+
+        def forward(self, x, seq_len):
+            inv_freq = 1.0 / (self.base ** (torch.arange(0, self.dim, 2, device=x.device).float() / self.dim))
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+            freqs = torch.outer(t, inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1).to(x.dtype)
+            return emb.cos(), emb.sin()
     ```
 
     ## Use instead
     ```python
-    emb = torch.cat((freqs, freqs), dim=-1)
-    cos = emb.cos().to(x.dtype)
+    import torch
+    from torch import nn
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            self.dim = dim
+            self.base = base
+
+        def forward(self, x, seq_len):
+            inv_freq = 1.0 / (self.base ** (torch.arange(0, self.dim, 2, device=x.device).float() / self.dim))
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+            freqs = torch.outer(t, inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)  # cast cos/sin, not the angles
     ```
 
     ## Fix safety

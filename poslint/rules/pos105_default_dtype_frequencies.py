@@ -18,12 +18,41 @@ class DefaultDtypeFrequencies(Rule):
 
     ## Example
     ```python
-    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2) / dim))
+    import torch
+    from torch import nn
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            self.inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2) / dim))
+
+        def forward(self, x, seq_len):
+            inv_freq = self.inv_freq.to(x.device)
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+            freqs = torch.outer(t, inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
     ```
 
     ## Use instead
     ```python
-    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    import torch
+    from torch import nn
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            # .float() makes the frequencies float32, whatever the default dtype.
+            self.inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+
+        def forward(self, x, seq_len):
+            inv_freq = self.inv_freq.to(x.device)
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+            freqs = torch.outer(t, inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
     ```
 
     ## Fix safety

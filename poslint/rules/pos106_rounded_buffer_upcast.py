@@ -12,20 +12,53 @@ class RoundedFrequencyBuffer(Rule):
     ## Why is this bad?
     `model.to(torch.bfloat16)` has already rounded the buffer for good: a bfloat16 value that
     held 1/3 reads back as 0.333984375 after `.float()`. The angles are computed in float32 from
-    wrong frequencies, and their error passes 1 rad by position 818 (PRECISION.md, section 5).
+    wrong frequencies, and their error passes 1 rad by position 818 (measured against float64
+    with dim 128 and base 10000; see [docs/precision.md](../precision.md) for what module
+    conversions do to buffers).
     This is the state of many implementations after the 2024 fixes, which is why it has its own
     code: teams can choose.
 
     ## Example
     ```python
-    self.register_buffer("inv_freq", inv_freq, persistent=False)
-    ...
-    inv_freq_expanded = self.inv_freq[None, :, None].float()
+    import torch
+    from torch import nn
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+            self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+        def forward(self, x, seq_len):
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+            freqs = torch.outer(t, self.inv_freq.float())
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
     ```
 
     ## Use instead
     Keep the float32 frequencies where `module.to()` cannot reach them (a plain attribute,
-    moved to the input's device at use), or recompute them in float32 in forward.
+    moved to the input's device at use), or recompute them in float32 in forward:
+
+    ```python
+    import torch
+    from torch import nn
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            # A plain attribute, which module.to() does not convert: the frequencies stay float32.
+            self.inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+
+        def forward(self, x, seq_len):
+            inv_freq = self.inv_freq.to(x.device)
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+            freqs = torch.outer(t, inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+    ```
 
     ## Fix safety
     The fix is POS102's: next to the buffer it registers a non-persistent integer buffer that

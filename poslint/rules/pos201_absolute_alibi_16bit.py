@@ -20,20 +20,33 @@ class AbsoluteAlibi16Bit(Rule):
     position. In bfloat16, near position 4096 values are 16-32 apart, so the keys nearest the
     query, which matter most, collapse onto a few values: at L=4096 the worst head keeps 3
     distinct values among the 64 nearest keys, with an error of 10.9 against the diagonal
-    (PRECISION.md, section 6).
+    (32 heads with slopes `2**(-8/32*(i+1))`, the last query row; see
+    [docs/precision.md](../precision.md) for how 16-bit floats round positions).
 
     ## Example
     ```python
-    alibi = slopes[:, None] * torch.arange(seq_len)[None, :]
-    return alibi.to(hidden_states.dtype)
+    import torch
+
+
+    def alibi_bias(n_heads, hidden_states):
+        seq_len = hidden_states.shape[1]
+        slopes = torch.pow(2.0, -8.0 / n_heads * torch.arange(1, n_heads + 1, dtype=torch.float32))
+        alibi = slopes[:, None] * torch.arange(seq_len)[None, :]
+        return alibi.to(hidden_states.dtype)
     ```
 
     ## Use instead
     ```python
-    positions = torch.arange(seq_len)
-    distance = positions[None, :] - positions[:, None]  # key - query
-    alibi = slopes[:, None, None] * distance[None]
-    return alibi.to(hidden_states.dtype)
+    import torch
+
+
+    def alibi_bias(n_heads, hidden_states):
+        seq_len = hidden_states.shape[1]
+        slopes = torch.pow(2.0, -8.0 / n_heads * torch.arange(1, n_heads + 1, dtype=torch.float32))
+        positions = torch.arange(seq_len)
+        distance = positions[None, :] - positions[:, None]  # key - query
+        alibi = slopes[:, None, None] * distance[None]
+        return alibi.to(hidden_states.dtype)
     ```
 
     ## Fix safety

@@ -20,14 +20,26 @@ class AlibiPositions16Bit(Rule):
 
     ## Example
     ```python
-    positions = torch.arange(seq_len, device=q.device, dtype=q.dtype)
-    bias = slopes[:, None, None] * (positions[None, :] - positions[:, None])
+    import torch
+
+
+    def alibi_bias(n_heads, q):
+        seq_len = q.shape[-2]
+        slopes = torch.pow(2.0, -8.0 / n_heads * torch.arange(1, n_heads + 1, dtype=torch.float32))
+        positions = torch.arange(seq_len, device=q.device, dtype=q.dtype)
+        return slopes[:, None, None] * (positions[None, :] - positions[:, None])
     ```
 
     ## Use instead
     ```python
-    positions = torch.arange(seq_len, device=q.device)
-    bias = slopes[:, None, None] * (positions[None, :] - positions[:, None])
+    import torch
+
+
+    def alibi_bias(n_heads, q):
+        seq_len = q.shape[-2]
+        slopes = torch.pow(2.0, -8.0 / n_heads * torch.arange(1, n_heads + 1, dtype=torch.float32))
+        positions = torch.arange(seq_len, device=q.device)
+        return slopes[:, None, None] * (positions[None, :] - positions[:, None])
     ```
 
     ## Fix safety
