@@ -348,6 +348,7 @@ def sarif(report: Report) -> str:
     }
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
+
 def _notebook_row(d: Diagnostic, report: Report) -> Optional[int]:
     """For a notebook finding, the row of the ``.ipynb`` file that holds the cell's source line."""
     source = report.source(d)
