@@ -1,6 +1,7 @@
+from poslint.analysis import Role
 from poslint.fix.blocks import float32_site_fix, make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import BF16_EXACT_UP_TO, distinct_positions, when
+from poslint.rules.consequences import BF16_EXACT_UP_TO, UNKNOWN_KIND, distinct_positions, when
 
 
 class LowPrecisionPositions(Rule):
@@ -118,9 +119,11 @@ class Rotary(torch.nn.Module):
             extent = product.positions.extent
             if extent is not None and extent <= BF16_EXACT_UP_TO + 1:
                 continue  # a literal grid this small is exact in 16 bits
+            # Positions known only as what a rotary product multiplies (an input) may be integers
+            # or coordinates: the message says what 16 bits do to each.
+            consequence = distinct_positions(extent) if product.positions.has(Role.POSITIONS) else UNKNOWN_KIND
             for origin in product.positions.precision_losses():
-                yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}"
-                                           f"{distinct_positions(extent)}",
+                yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{consequence}",
                               positions_fix(facts, product, origin.node))
 
 
