@@ -16,7 +16,9 @@ class AutocastAngleProduct(Rule):
     autocast's low-precision list (`einsum`, `matmul`/`@`, `mm`, `bmm`, `baddbmm`, `addmm`, ...)
     in code that runs in the forward path, outside `torch.autocast(..., enabled=False)`.
     `torch.outer` and broadcasting `*` are not on the list; float64 operands are never lowered;
-    code that only runs at construction is not under autocast.
+    code that only runs at construction is not under autocast, and neither is reported a hook
+    that a base class from another module calls (nothing in the file shows whether it runs at
+    construction or in forward). Lazy cache rebuilds reached from forward are reported.
 
     ## Why is this bad?
     Autocast runs these ops in bfloat16 even when both inputs are float32. The product of

@@ -11,6 +11,12 @@ class DefaultDtypeFrequencies(Rule):
     `1.0 / base ** (torch.arange(0, d, 2) / d)`: an integer `arange` put through a true
     division, or combined with a Python float, takes the default dtype.
 
+    Loaders set a 16-bit default dtype only while they construct the model (`from_pretrained`
+    and `from_config` with a 16-bit dtype), so this is reported in construction code (`__init__`,
+    `post_init`, `_init_weights`, `reset_parameters` and what only they reach) and in functions
+    whose phase the file does not show. Imports and the forward path run with float32, and are
+    reported only when the file itself sets a default dtype.
+
     ## Why is this bad?
     Model loaders and "bf16-true" training set the default dtype to bfloat16 while they build
     the model. The frequencies are then bfloat16 from the start, with 8 significant bits, and the

@@ -7,7 +7,12 @@ class RoundedFrequencyBuffer(Rule):
     """
     ## What it does
     Finds RoPE frequencies that live in a registered buffer or parameter and are upcast
-    (`.float()`) where they are used, as in `self.inv_freq[None, :, None].float()`.
+    (`.float()`) where they are used, as in `self.inv_freq[None, :, None].float()`. Every way a
+    module holds a tensor counts: `register_buffer`, `self.inv_freq = nn.Buffer(...)`,
+    `nn.Parameter`, and `setattr`/`getattr` with computed names (`f"{kind}_inv_freq"`, one
+    rotary table per attention kind). A buffer whose values come from elsewhere (an init
+    function in another module) counts when its product with the positions reaches both cos
+    and sin.
 
     ## Why is this bad?
     `model.to(torch.bfloat16)` has already rounded the buffer for good: a bfloat16 value that

@@ -13,7 +13,12 @@ class AbsoluteAlibi16Bit(Rule):
     to a 16-bit or activation dtype, built from slopes cast with `.half()`/`.bfloat16()`, kept
     in a registered buffer (which `model.to(torch.bfloat16)` converts), or computed in the
     default dtype. Relative biases (key - query, zero on the diagonal) stay silent, whatever
-    their dtype.
+    their dtype; a bias measured from the last key (`key - (S - 1)`) is absolute.
+
+    The slopes are recognised by their shape (a power-of-two geometric sequence), or by where
+    the product goes: a position grid times a per-head factor whose values are not in the file
+    (a constructor argument, a buffer, a parameter) that is handed to attention as a bias
+    (`attn_mask=`, the input of `baddbmm`) is an ALiBi bias.
 
     ## Why is this bad?
     The absolute form relies on softmax being shift-invariant, but its magnitudes grow with the
