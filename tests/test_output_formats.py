@@ -247,6 +247,8 @@ def test_statistics():
     ]
     stats = json.loads(run("--statistics", "--output-format", "json", "rope.py").stdout)
     assert stats[0] == {"code": "POS101", "name": "low-precision-positions", "count": 1, "fixable": 1}
+    lines = run("--statistics", "--output-format", "json-lines", "rope.py").stdout.splitlines()
+    assert [json.loads(line) for line in lines] == stats
 
 
 def test_show_fixes_without_fix_lists_available_fixes():

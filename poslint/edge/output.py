@@ -456,8 +456,9 @@ def rdjson(report: Report) -> str:
         lines = source.lines() if source is not None and cell is None else []
 
         def position(row: int, column: int) -> Dict[str, int]:
-            line = lines[row - 1] if 1 <= row <= len(lines) else ""
-            return {"line": row, "column": _byte_column(line, column)}
+            if not 1 <= row <= len(lines):  # no text to count bytes in
+                return {"line": row, "column": column}
+            return {"line": row, "column": _byte_column(lines[row - 1], column)}
 
         if cell is None:
             where = {"start": position(d.line, d.col), "end": position(d.end_line, d.end_col)}
@@ -531,14 +532,17 @@ FORMATTERS: Dict[str, Formatter] = {
 def statistics(report: Report, output_format: str) -> str:
     """Counts per rule, most frequent first: ``COUNT  CODE  [*] name`` (``[*]``: some are fixable by --fix).
 
-    With ``--output-format json`` it is a JSON array of ``{code, name, count, fixable}``.
+    With ``--output-format json`` it is a JSON array of ``{code, name, count, fixable}``, and with
+    ``json-lines`` those objects one per line.
     """
     counts = Counter(d.code for d in report.diagnostics)
     fixable = Counter(d.code for d in report.diagnostics if report.applicable(d))
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    items = [{"code": code, "name": rule_name(code), "count": n, "fixable": fixable[code]} for code, n in rows]
     if output_format == "json":
-        return json.dumps([{"code": code, "name": rule_name(code), "count": n, "fixable": fixable[code]}
-                           for code, n in rows], indent=2) + "\n"
+        return json.dumps(items, indent=2) + "\n"
+    if output_format == "json-lines":
+        return "".join(json.dumps(item) + "\n" for item in items)
     if not rows:
         return ""
     width = len(str(rows[0][1]))
