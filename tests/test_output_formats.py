@@ -65,6 +65,7 @@ def test_environment_variable_chooses_the_format_and_the_option_wins():
     assert json.loads(run("rope.py", env={"POSLINT_OUTPUT_FORMAT": "json"}).stdout)[0]["code"] == "POS101"
     result = run("--output-format", "pylint", "rope.py", env={"POSLINT_OUTPUT_FORMAT": "json"})
     assert result.stdout.startswith("rope.py:31: [POS101(low-precision-positions), ] ")
+    assert run("rope.py", env={"POSLINT_OUTPUT_FORMAT": "azure"}).stdout.startswith("##vso[task.logissue ")
     bad = run("rope.py", env={"POSLINT_OUTPUT_FORMAT": "xml"})
     assert bad.exit_code == 2 and "xml" in bad.stderr
 
