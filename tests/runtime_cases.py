@@ -37,6 +37,7 @@ CUDA = ("autocast-cuda-emulated",)
 ALL = ("bf16", "fp16", "autocast-cpu", "autocast-cuda-emulated")
 FULL_BIAS = 1024
 DEFAULT_BF16 = ("bf16-default",)
+TF32 = ("tf32-emulated",)
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,8 @@ CASES = [
     Case(ROPE + "partial_rotary__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "vision_2d.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "vision_2d__fixed.py", kind="rotary", expect="pass"),
+    Case(ROPE + "tf32_matmul.py", kind="rotary", expect="fail", where=TF32),
+    Case(ROPE + "tf32_matmul__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "yarn.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "yarn__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "ok_arange_indexing.py", kind="rotary", expect="pass"),
@@ -115,9 +118,11 @@ CASES = [
     Case(ROPE + "ok_init_only.py", kind="rotary", expect="pass"),
     Case(ROPE + "ok_int_arange_then_float.py", kind="rotary", expect="pass"),
     Case(ROPE + "ok_integer_position_buffer.py", kind="rotary", expect="pass"),
+    Case(ROPE + "ok_matmul_no_tf32_setting.py", kind="rotary", expect="pass"),
     Case(ROPE + "ok_outer_fp32.py", kind="rotary", expect="pass"),
     Case(ROPE + "ok_plain_attribute_inv_freq.py", kind="rotary", expect="pass"),
     Case(ROPE + "ok_sinusoidal_absolute_fp32.py", kind="rotary", expect="pass"),
+    Case(ROPE + "ok_tf32_elementwise.py", kind="rotary", expect="pass", where=TF32),
     # ALiBi fixtures
     Case(ALIBI + "alibi_buffer.py", kind="alibi", expect="collide",
          no_fix="float32 bits read back would hand attention a float32 bias"),

@@ -156,8 +156,8 @@ def test_show_settings_names_the_files_and_the_rules(nested):
     lines = dict(re.split(r"\s{2,}", line, maxsplit=1) for line in result.stdout.splitlines())
     assert str(Path("sub/pyproject.toml").resolve()) in result.stdout
     assert str(Path("pyproject.toml").resolve()) in result.stdout  # what it extends
-    assert lines["rules enabled"].split(", ") == ["POS001", "POS101", "POS104", "POS105", "POS106", "POS201",
-                                                   "POS202"]
+    assert lines["rules enabled"].split(", ") == ["POS001", "POS101", "POS104", "POS105", "POS106", "POS107",
+                                                   "POS201", "POS202"]
     assert lines["extends"] == str(Path("pyproject.toml").resolve())
 
 

@@ -173,6 +173,10 @@ class ModuleFacts:
     escaped: Set[NodeKey] = field(default_factory=set)
     # Each class of this file and its bases (in this file), nearest first.
     class_mro: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # Why float32 matmuls may run at reduced precision (TF32, or bfloat16 inside) in the project
+    # this file is linted with ("train.py sets allow_tf32 on line 12", "assume-tf32 is set");
+    # None when nothing says so. Set by the engine, not by the interpreter.
+    reduced_matmul_precision: Optional[str] = None
     _parents: Optional[Dict[int, ast.AST]] = field(default=None, repr=False)
     _reads: Optional[AttrIndex] = field(default=None, repr=False)
     _stores: Optional[AttrIndex] = field(default=None, repr=False)

@@ -24,6 +24,7 @@ from poslint.core.source import SourceText, UndecodableSource
 from poslint.edge.output import FORMATTERS, Report, fixes_applied, fixes_available, statistics
 from poslint.engine.add_noqa import add_noqa as add_noqa_comments
 from poslint.engine.buffer import lint_buffer, options_for
+from poslint.engine.project import project_reduced_matmul, scan_reduced_matmul
 from poslint.engine.cache import DEFAULT_DIR as DEFAULT_CACHE
 from poslint.engine.checker import PARSE_ERROR
 from poslint.engine.config import Config, ConfigError, Resolver, Selection, codes_list, parse_override
@@ -101,6 +102,9 @@ def main() -> None:
 @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None,
               help="Also apply (with --fix or --diff) and count as fixable the fixes marked unsafe. "
                    "Overrides the `unsafe-fixes` config key; off by default.")
+@click.option("--assume-tf32/--no-assume-tf32", default=None,
+              help="Report angle products through matmuls (POS107) as if float32 matmuls ran in TF32, even "
+                   "where no linted file enables it. Overrides the `assume-tf32` config key; off by default.")
 @click.option("--fix-only", is_flag=True,
               help="Apply fixes like --fix, but do not report the findings that remain; exit 0 unless "
                    "something failed (or, with --exit-non-zero-on-fix, something was fixed).")
@@ -169,7 +173,7 @@ def main() -> None:
               show_envvar=True,
               help="Keep the cache of results in DIR (default: .poslint_cache in each file's project root, the "
                    "directory of its configuration file, or else the current directory).")
-def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], fix_only: bool,
+def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], assume_tf32: Optional[bool], fix_only: bool,
           exit_non_zero_on_fix: bool, unfixable: Tuple[str, ...], diff: bool, add_noqa: bool, exit_zero: bool,
           select: Tuple[str, ...], extend_select: Tuple[str, ...], ignore: Tuple[str, ...],
           extend_per_file_ignores: Tuple[str, ...], config_args: Tuple[str, ...], exclude: Tuple[str, ...],
@@ -192,7 +196,7 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], fix_o
     paths = () if use_stdin else (paths or (".",))
     try:
         resolver = _resolver(config_args, select, extend_select, ignore, extend_per_file_ignores, exclude,
-                             extend_exclude, unsafe_fixes, unfixable, respect_gitignore)
+                             extend_exclude, unsafe_fixes, unfixable, respect_gitignore, assume_tf32)
         if show_settings:
             _echo(_settings_text(paths[0] if paths else (stdin_filename or "."), resolver, stdin_filename), nl=False)
             ctx.exit(0)
@@ -276,7 +280,7 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], fix_o
 
 
 def _resolver(config_args, select, extend_select, ignore, extend_per_file_ignores, exclude, extend_exclude,
-              unsafe_fixes, unfixable, respect_gitignore) -> Resolver:
+              unsafe_fixes, unfixable, respect_gitignore, assume_tf32=None) -> Resolver:
     """The settings of each file: its configuration, then ``--config KEY=VALUE``, then the options."""
     # As in ruff: an argument is a KEY = VALUE override unless it names a file (or has no `=`).
     files = [arg for arg in config_args if os.path.exists(arg) or "=" not in arg]
@@ -291,7 +295,7 @@ def _resolver(config_args, select, extend_select, ignore, extend_per_file_ignore
                           exclude=tuple(exclude) or None, extend_exclude=tuple(extend_exclude),
                           unsafe_fixes=unsafe_fixes, unfixable=codes_list(list(unfixable)),
                           extend_per_file_ignores=_per_file_option(extend_per_file_ignores),
-                          respect_gitignore=respect_gitignore, base=Path.cwd())
+                          respect_gitignore=respect_gitignore, assume_tf32=assume_tf32, base=Path.cwd())
     resolver = Resolver(Path(files[0]) if files else None, overrides, (command_line, "--{}"))
     resolver.for_directory(os.getcwd())  # report bad options and a bad configuration before any work
     return resolver
@@ -320,8 +324,9 @@ def _discover(paths: Sequence[str], resolver: Resolver, force_exclude: bool) -> 
     return discover(paths, (), Path.cwd(), force_exclude, exclusion)
 
 
-# The files of one run that share their options: (rules, unsafe fixes, unfixable rules, cache directory).
-GroupKey = Tuple[FrozenSet[str], bool, FrozenSet[str], Optional[str]]
+# The files of one run that share their options: (rules, unsafe fixes, unfixable rules, cache directory,
+# assume-tf32).
+GroupKey = Tuple[FrozenSet[str], bool, FrozenSet[str], Optional[str], bool]
 
 
 def _groups(files: Sequence[str], resolver: Resolver, fix: bool, no_cache: bool,
@@ -334,7 +339,7 @@ def _groups(files: Sequence[str], resolver: Resolver, fix: bool, no_cache: bool,
         directory = (cache_dir or str(settings.root / DEFAULT_CACHE)) if cacheable else None
         if not settings.codes:
             raise ConfigError(f"the rule selection for {path} matches no rule (see select, extend-select and ignore)")
-        key = (settings.file_codes(path), settings.unsafe_fixes, settings.unfixable, directory)
+        key = (settings.file_codes(path), settings.unsafe_fixes, settings.unfixable, directory, settings.assume_tf32)
         groups.setdefault(key, []).append(index)
     return groups
 
@@ -345,9 +350,12 @@ def _lint_groups(files: Sequence[str], groups: Dict[GroupKey, List[int]], ignore
     unsafe fixes apply to each path."""
     results: List[Optional[FileResult]] = [None] * len(files)
     unsafe_of: Dict[str, bool] = {}
-    for (codes, unsafe, unfixable, directory), indices in groups.items():
+    # One project: a reduced-precision matmul setting in any file of the run counts for all of them.
+    found = scan_reduced_matmul(files)
+    for (codes, unsafe, unfixable, directory, assume_tf32), indices in groups.items():
         options = LintOptions(codes=codes, ignore_noqa=ignore_noqa, fix=fix, write=write, unsafe_fixes=unsafe,
-                              handlers={".ipynb": lint_notebook}, unfixable=unfixable)
+                              handlers={".ipynb": lint_notebook}, unfixable=unfixable,
+                              reduced_matmul=project_reduced_matmul(found, assume_tf32))
         group_files = [files[i] for i in indices]
         for index, result in zip(indices, _lint_all(group_files, options, jobs, directory, quiet)):
             if not fix and unfixable:
@@ -455,6 +463,7 @@ def _settings_text(path: str, resolver: Resolver, stdin_filename: Optional[str])
         ("respect-gitignore", str(settings.respect_gitignore).lower()),
         ("unsafe-fixes", str(settings.unsafe_fixes).lower()),
         ("unfixable", ", ".join(sorted(settings.unfixable)) or "(none)"),
+        ("assume-tf32", str(settings.assume_tf32).lower()),
     ]
     width = max(len(name) for name, _ in rows)
     return "".join(f"{name:<{width}}  {value}\n" for name, value in rows)

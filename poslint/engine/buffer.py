@@ -8,6 +8,7 @@ from typing import Callable, Dict, Optional, Tuple
 
 from poslint.engine.config import Settings
 from poslint.engine.linter import FileResult, LintOptions, lint_bytes
+from poslint.engine.project import project_reduced_matmul
 
 
 def options_for(settings: Settings, path: str, handlers: Dict[str, Callable], fix: bool = False,
@@ -15,7 +16,8 @@ def options_for(settings: Settings, path: str, handlers: Dict[str, Callable], fi
     """The options that lint ``path`` as its configuration says (per-file-ignores included)."""
     unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     return LintOptions(codes=settings.file_codes(path), ignore_noqa=ignore_noqa, fix=fix, write=False,
-                       unsafe_fixes=unsafe, handlers=handlers, unfixable=settings.unfixable)
+                       unsafe_fixes=unsafe, handlers=handlers, unfixable=settings.unfixable,
+                       reduced_matmul=project_reduced_matmul(None, settings.assume_tf32))
 
 
 def lint_buffer(data: bytes, path: str, options: LintOptions) -> Tuple[FileResult, Optional[bytes]]:

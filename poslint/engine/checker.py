@@ -17,6 +17,7 @@ from typing import Collection, List, Optional, Tuple
 from poslint.core.deep_stack import on_a_deep_stack
 from poslint.core.diagnostics import Diagnostic
 from poslint.core.source import LineIndex
+from poslint.engine.project import reduced_matmul_setting
 from poslint.rules import all_rules
 
 PARSE_ERROR = "POS001"
@@ -34,8 +35,11 @@ def parse_error(path: str, reason: str, line: int = 1, col: int = 1) -> Diagnost
 
 
 def check_text(text: str, path: str, codes: Collection[str], *, prefilter: bool = True,
-               tree: Optional[ast.Module] = None) -> CheckResult:
-    """Check ``text``; ``tree`` is its ``ast`` when the caller (flake8) has parsed it already."""
+               tree: Optional[ast.Module] = None, reduced_matmul: Optional[str] = None) -> CheckResult:
+    """Check ``text``; ``tree`` is its ``ast`` when the caller (flake8) has parsed it already.
+    ``reduced_matmul`` says why float32 matmuls may run at reduced precision in the project (from
+    :func:`poslint.engine.project.scan_reduced_matmul`, or the assume-tf32 option); a setting in
+    ``text`` itself counts without it, and is the one named."""
     result = CheckResult()
     if prefilter and _cleared(text, path, codes):
         return result
@@ -49,9 +53,12 @@ def check_text(text: str, path: str, codes: Collection[str], *, prefilter: bool 
     active = [rules[c] for c in sorted(codes) if c in rules and c != PARSE_ERROR]
     if not active:
         return result
-    checked = _analyse(tree, text, index, active, path, deep=False)
+    own = reduced_matmul_setting(text)
+    if own is not None:  # named the same way whoever calls: the CLI, flake8, an editor
+        reduced_matmul = f"this file sets {own[1]} on line {own[0]}"
+    checked = _analyse(tree, text, index, active, path, reduced_matmul, deep=False)
     if checked is None:  # too deep for the default recursion limit: once more, on a deeper stack
-        checked = on_a_deep_stack(lambda: _analyse(tree, text, index, active, path, deep=True))
+        checked = on_a_deep_stack(lambda: _analyse(tree, text, index, active, path, reduced_matmul, deep=True))
     if checked is None:
         result.internal_errors.append(f"{path}: analysis: source nests too deeply to analyse")
         return result
@@ -89,8 +96,8 @@ def _parse(text: str, path: str, codes: Collection[str], result: CheckResult) ->
     return tree
 
 
-def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, deep: bool
-             ) -> Optional[Tuple[List[Diagnostic], List[str]]]:
+def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, reduced_matmul: Optional[str],
+             deep: bool) -> Optional[Tuple[List[Diagnostic], List[str]]]:
     """Run the analysis and the ``active`` rules: (findings, internal errors), or None if the
     recursion limit was hit in the analysis, or (unless ``deep``) in a rule. On a ``deep`` stack a
     rule that still recurses too deeply is an internal error of that rule alone."""
@@ -104,6 +111,7 @@ def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, d
         return None
     except Exception as exc:  # noqa: BLE001 - one file must not take down the run
         return diagnostics, [f"{path}: analysis raised {type(exc).__name__}: {exc}"]
+    facts.reduced_matmul_precision = reduced_matmul
     for rule_cls in active:
         try:
             for finding in rule_cls().check(facts):

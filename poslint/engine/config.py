@@ -36,7 +36,7 @@ from poslint.engine.files import DEFAULT_EXCLUDES, check_regular, glob_matches, 
 from poslint.rules import all_rules
 
 KNOWN_KEYS = ("extend", "select", "extend-select", "ignore", "per-file-ignores", "extend-per-file-ignores",
-              "exclude", "extend-exclude", "unsafe-fixes", "unfixable", "respect-gitignore")
+              "exclude", "extend-exclude", "unsafe-fixes", "unfixable", "respect-gitignore", "assume-tf32")
 
 # Configuration files, in order of preference within one directory.
 CONFIG_FILES = (".poslint.toml", "poslint.toml", "pyproject.toml")
@@ -68,6 +68,8 @@ class Config:
     extend_per_file_ignores: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     unfixable: Tuple[str, ...] = ()
     respect_gitignore: Optional[bool] = None
+    # Take float32 matmuls to run in TF32 even where no linted file sets it (POS107).
+    assume_tf32: Optional[bool] = None
     extend: Optional[Path] = None  # the file this one extends, resolved
     where: str = ""  # how error messages name the table: "pyproject.toml: [tool.poslint]"
     base: Optional[Path] = None  # the directory relative globs start from, when not the file's
@@ -256,7 +258,8 @@ def parse_table(table: object, path: Optional[Path], where: Optional[str] = None
     return Config(path=path, selection=selection, per_file_ignores=per_file("per-file-ignores"),
                   exclude=strings("exclude"), extend_exclude=strings("extend-exclude") or (),
                   unsafe_fixes=flag("unsafe-fixes"), extend_per_file_ignores=per_file("extend-per-file-ignores"),
-                  unfixable=unfixable, respect_gitignore=flag("respect-gitignore"), extend=extend, where=where,
+                  unfixable=unfixable, respect_gitignore=flag("respect-gitignore"),
+                  assume_tf32=flag("assume-tf32"), extend=extend, where=where,
                   base=base)
 
 
@@ -311,6 +314,7 @@ class Settings:
     unsafe_fixes: bool
     unfixable: FrozenSet[str]
     respect_gitignore: bool
+    assume_tf32: bool = False
 
     def file_codes(self, path: str) -> FrozenSet[str]:
         """The rules that apply to ``path``: the selection less its per-file-ignores."""
@@ -336,6 +340,7 @@ def settings_from(layers: Sequence[Layer], path: Optional[Path], root: Path) -> 
     unsafe = False
     unfixable: set = set()
     gitignore = True
+    assume_tf32 = False
     for config, label in layers:
         base = config.root
         selections.append((config.selection, label))
@@ -349,11 +354,12 @@ def settings_from(layers: Sequence[Layer], path: Optional[Path], root: Path) -> 
         extend_exclude += [(glob, base) for glob in config.extend_exclude]
         unsafe = unsafe if config.unsafe_fixes is None else config.unsafe_fixes
         gitignore = gitignore if config.respect_gitignore is None else config.respect_gitignore
+        assume_tf32 = assume_tf32 if config.assume_tf32 is None else config.assume_tf32
         unfixable |= expand_codes(config.unfixable, label.format("unfixable"))
     chain = tuple(config.path for config, _ in layers if config.path is not None)
     return Settings(path=path, chain=chain, root=root, codes=resolve_codes(selections),
                     per_file_ignores=tuple(per_file), excludes=tuple(exclude + extend_exclude), unsafe_fixes=unsafe,
-                    unfixable=frozenset(unfixable), respect_gitignore=gitignore)
+                    unfixable=frozenset(unfixable), respect_gitignore=gitignore, assume_tf32=assume_tf32)
 
 
 class Resolver:

@@ -1,4 +1,4 @@
-"""TorchFunctionModes used by the verifier: float64 lifting, CUDA-autocast emulation, angle capture."""
+"""Modes used by the verifier: float64 lifting, CUDA-autocast emulation, TF32 emulation, angle capture."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_map
 
 # Ops that CUDA autocast runs in the low dtype (PRECISION.md section 4). CPU autocast lowers the
@@ -135,6 +136,39 @@ class RunMode(TorchFunctionMode):
             return
         if isinstance(angle, torch.Tensor) and angle.is_floating_point():
             self.angles.append(angle.detach().to(torch.float64, copy=True))
+
+
+# The aten GEMMs that a float32 matmul reaches (``@``, matmul, mm, bmm, linear, ... decompose
+# into these), which cuBLAS runs on TF32 tensor cores when TF32 is allowed. einsum without a
+# summed index becomes aten.mul, which TF32 leaves alone, as on the GPU.
+TF32_GEMMS = frozenset({"mm", "bmm", "addmm", "baddbmm", "addbmm", "_addmm_activation"})
+
+
+def round_to_tf32(t: torch.Tensor) -> torch.Tensor:
+    """float32 ``t`` rounded to TF32 (10 explicit mantissa bits, 8 exponent bits), to nearest,
+    ties to even, as float32; infinities and NaNs are left as they are."""
+    bits = t.contiguous().view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+    rounded = (bits + 0xFFF + ((bits >> 13) & 1)) & 0xFFFFE000
+    rounded = torch.where(rounded >= 1 << 31, rounded - (1 << 32), rounded).to(torch.int32).view(torch.float32)
+    return torch.where(torch.isfinite(t), rounded, t)
+
+
+class Tf32Matmuls(TorchDispatchMode):
+    """Emulate TF32 matmuls on CPU: the float32 inputs of every GEMM (:data:`TF32_GEMMS`) are
+    rounded to TF32, and the product is accumulated in float32, as tensor cores do when
+    ``torch.backends.cuda.matmul.allow_tf32`` is True (or the matmul precision is "high"). The
+    bias of addmm/baddbmm is added in float32, unrounded, as cuBLAS does with beta. The figures
+    rest on the documented TF32 format; real tensor cores may truncate instead of rounding,
+    which makes errors up to twice as large, never smaller."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = func.overloadpacket.__name__
+        if name in TF32_GEMMS:
+            first = 1 if name in ("addmm", "baddbmm", "addbmm", "_addmm_activation") else 0
+            args = tuple(round_to_tf32(a) if i >= first and isinstance(a, torch.Tensor) and a.dtype == torch.float32
+                         else a for i, a in enumerate(args))
+        return func(*args, **kwargs)
 
 
 _LOW = (torch.bfloat16, torch.float16)

@@ -12,11 +12,13 @@ import torch
 from torch import nn
 
 from poslint.runtime.loader import VerifyError
-from poslint.runtime.modes import RunMode, pair_by_order_and_shape, wrapped_angle_error
+from poslint.runtime.modes import RunMode, Tf32Matmuls, pair_by_order_and_shape, wrapped_angle_error
 
 SCENARIOS: Tuple[str, ...] = ("bf16", "fp16", "autocast-cpu", "autocast-cuda-emulated")
 # Run on request: building and running under a bf16 default dtype exposes default-dtype bugs.
-EXTRA_SCENARIOS: Tuple[str, ...] = ("bf16-default",)
+# tf32-emulated: float32 throughout, with every GEMM's inputs rounded to TF32 (10 mantissa bits),
+# as on a GPU with allow_tf32 or float32_matmul_precision("high") (modes.Tf32Matmuls).
+EXTRA_SCENARIOS: Tuple[str, ...] = ("bf16-default", "tf32-emulated")
 DEFAULT_SEQ_LEN = 8192
 ALIBI_NEAREST = 64
 
@@ -279,20 +281,23 @@ def _reference(target: _Target, ref_inputs: tuple) -> _Run:
 
 
 _SCENARIO_SETUP = {
-    # name: (module dtype, input dtype, autocast?, emulate CUDA's list?, default dtype)
-    "bf16": (torch.bfloat16, torch.bfloat16, False, False, None),
-    "fp16": (torch.float16, torch.float16, False, False, None),
-    "autocast-cpu": (None, torch.float32, True, False, None),
-    "autocast-cuda-emulated": (None, torch.float32, True, True, None),
+    # name: (module dtype, input dtype, autocast?, emulate CUDA's list?, default dtype, TF32 matmuls?)
+    "bf16": (torch.bfloat16, torch.bfloat16, False, False, None, False),
+    "fp16": (torch.float16, torch.float16, False, False, None, False),
+    "autocast-cpu": (None, torch.float32, True, False, None, False),
+    "autocast-cuda-emulated": (None, torch.float32, True, True, None, False),
     # built and run under torch.set_default_dtype(torch.bfloat16), as loaders and "bf16-true"
     # training do: what is not given a dtype explicitly is bfloat16.
-    "bf16-default": (None, torch.bfloat16, False, False, torch.bfloat16),
+    "bf16-default": (None, torch.bfloat16, False, False, torch.bfloat16, False),
+    # float32 module and inputs; every float32 GEMM rounds its inputs to TF32, at construction too.
+    "tf32-emulated": (None, torch.float32, False, False, None, True),
 }
 
 
 def _scenario(target: _Target, name: str, inputs: tuple) -> _Run:
-    module_dtype, _, autocast, emulate, default = _SCENARIO_SETUP[name]
-    with _default_dtype(default or torch.get_default_dtype()):
+    module_dtype, _, autocast, emulate, default, tf32 = _SCENARIO_SETUP[name]
+    tf32_mode = Tf32Matmuls() if tf32 else contextlib.nullcontext()
+    with _default_dtype(default or torch.get_default_dtype()), tf32_mode:
         module = target.build()
         if module_dtype is not None:
             module = module.to(module_dtype)

@@ -1,0 +1,155 @@
+import ast
+
+from poslint.analysis import Prec
+from poslint.core.diagnostics import Fix
+from poslint.fix.blocks import atom, replace
+from poslint.rules.base import Finding, Rule
+
+# The matmul-family ops that run as a float32 GEMM, which TF32 (or "medium"'s bfloat16) rounds.
+# einsum is not one for an angle product: with no summed index torch computes it as a broadcast
+# multiply (aten.mul), on every device; mv/addmv are GEMVs and addr an elementwise kernel.
+GEMM_OPS = frozenset({"@", "matmul", "mm", "bmm", "baddbmm", "addbmm", "addmm", "linear", "chain_matmul",
+                      "multi_dot"})
+# Ops with two operands whose product, with an inner dimension of 1, is the broadcast product.
+BINARY_GEMMS = frozenset({"@", "matmul", "mm", "bmm"})
+
+
+class Tf32AngleProduct(Rule):
+    """
+    ## What it does
+    Finds the RoPE angle product (positions x frequencies) computed as a matrix product (`@`,
+    `matmul`, `mm`, `bmm`, `baddbmm`, `addmm`, `linear`, ...) in a project that lets float32
+    matmuls run at reduced precision: some linted file sets
+    `torch.backends.cuda.matmul.allow_tf32 = True`,
+    `torch.set_float32_matmul_precision("high")` (or `"medium"`), or a matmul
+    `fp32_precision` of `"tf32"`/`"bf16"` (`torch.backends.fp32_precision`,
+    `torch.backends.cuda.matmul.fp32_precision`). Inside `autocast(enabled=False)` too.
+
+    Where no linted file sets it (the setting lives in a launcher, a framework default or the
+    `NVIDIA_TF32_OVERRIDE` environment variable), the rule reports only with
+    `assume-tf32 = true` in the configuration or `--assume-tf32`. The whole run is one project:
+    a setting in `train.py` counts for `model.py` linted with it, and a file linted alone (from
+    an editor, flake8 or stdin) counts only its own settings.
+
+    `einsum` is not reported: an outer product written as `einsum("i,j->ij", ...)` sums over no
+    index, and torch computes it as a broadcast multiply, not a GEMM.
+
+    ## Why is this bad?
+    TF32 keeps 10 explicit mantissa bits, so only integers up to 2048 are exact; a float32
+    matmul with TF32 enabled rounds both operands to that format before multiplying. Positions
+    above 2048 then round to multiples of 2, 4, 8, ... (half of 8192 positions share their
+    angles with a neighbour) and the frequencies carry a relative error of up to 2**-11, an angle
+    error of about 4 rad at position 8191. `autocast(enabled=False)` does not help: TF32 is not
+    autocast, it applies to every float32 matmul.
+
+    ## Example
+    ```python
+    torch.backends.cuda.matmul.allow_tf32 = True  # in train.py
+    ...
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        freqs = (inv_freq[None, :, None].float() @ position_ids[:, None, :].float()).transpose(1, 2)
+    ```
+
+    ## Use instead
+    ```python
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        freqs = (inv_freq[None, :, None].float() * position_ids[:, None, :].float()).transpose(1, 2)
+    ```
+    (or `torch.outer(positions, inv_freq)` for one-dimensional operands). A broadcast product
+    is not a GEMM: neither TF32 nor autocast touches it, and in float32 its values are
+    bit-identical to those of the matmul, which sums one product per entry.
+
+    ## Fix safety
+    The fix replaces `a @ b`, `torch.matmul(a, b)`, `torch.mm(a, b)` or `torch.bmm(a, b)` (and
+    the method forms) with `a * b`. That is the same tensor only when the inner dimension is 1.
+    The fix is safe when the analysis shows it: the positions are an index grid of size 1 in
+    every dimension but the one that varies, and that one is not the inner dimension. Otherwise
+    (positions passed in as `position_ids`) the fix is unsafe: an operand of another shape would
+    broadcast differently instead of failing. There is no fix for `baddbmm`, `addmm`, `linear`
+    and the like.
+    """
+
+    code = "POS107"
+    name = "tf32-angle-product"
+    summary = "RoPE angle product is a float32 matmul that TF32 rounds to 10 mantissa bits"
+    fix_availability = "sometimes"
+
+    VALID = [
+        """
+import torch
+torch.backends.cuda.matmul.allow_tf32 = True
+def rope(x, inv_freq):
+    steps = torch.arange(x.shape[-2], device=x.device, dtype=torch.float32)
+    freqs = inv_freq[None, :].float() * steps[:, None]
+    return freqs.cos().to(x.dtype), freqs.sin().to(x.dtype)
+""",
+        """
+import torch
+def rope(x, inv_freq):
+    steps = torch.arange(x.shape[-2], device=x.device, dtype=torch.float32)
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        freqs = inv_freq[None, :, None].float() @ steps[None, None, :]
+    return freqs.cos().to(x.dtype), freqs.sin().to(x.dtype)
+""",
+    ]
+    INVALID = [
+        """
+import torch
+torch.set_float32_matmul_precision("high")
+def rope(x, inv_freq):
+    steps = torch.arange(x.shape[-2], device=x.device, dtype=torch.float32)
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        freqs = inv_freq[None, :, None].float() @ steps[None, None, :]
+    return freqs.cos().to(x.dtype), freqs.sin().to(x.dtype)
+""",
+    ]
+
+    def check(self, facts):
+        reason = facts.reduced_matmul_precision
+        if reason is None:
+            return
+        for product in facts.rope_products():
+            if product.op not in GEMM_OPS:
+                continue
+            if product.positions.prec is Prec.F64 or product.factor.prec is Prec.F64:
+                continue  # TF32 rounds float32 matmuls only
+            yield Finding(product.node,
+                          f"angle product uses {product.op}, a float32 matmul that TF32 rounds to 10 mantissa bits "
+                          f"({reason}): positions above 2048 are no longer exact", _elementwise_fix(facts, product))
+
+
+def _operands(node):
+    """The two operands of ``a @ b``, ``torch.matmul(a, b)`` or ``a.matmul(b)``, in order."""
+    if isinstance(node, ast.BinOp):
+        return node.left, node.right
+    if isinstance(node, ast.Call) and not node.keywords:
+        if len(node.args) == 2:
+            return node.args[0], node.args[1]
+        if len(node.args) == 1 and isinstance(node.func, ast.Attribute):
+            return node.func.value, node.args[0]
+    return None
+
+
+def _inner_dimension_is_one(product, left) -> bool:
+    """Whether the positions grid shows size 1 on the inner (summed) dimension: it is thin (size
+    1 everywhere but its varying axis) and varies along its own free axis (-2 on the left, -1 on
+    the right)."""
+    positions = product.positions
+    if not positions.thin or positions.ndim is None or positions.ndim < 2:
+        return False
+    return positions.axis == (-2 if product.positions_node is left else -1)
+
+
+def _elementwise_fix(facts, product):
+    if product.op not in BINARY_GEMMS:
+        return None
+    operands = _operands(product.node)
+    if operands is None or not {id(product.positions_node), id(product.factor_node)} <= set(map(id, operands)):
+        return None
+    left, right = operands
+    text = f"{atom(facts, left)} * {atom(facts, right)}"
+    if not isinstance(product.node, ast.BinOp):
+        text = f"({text})"  # a call binds tighter than *: `torch.matmul(a, b).mT` must stay one operand
+    safety = "safe" if _inner_dimension_is_one(product, left) else "unsafe"
+    return Fix((replace(facts, product.node, text),), safety,
+               "compute the angle product as a broadcast product, which is not a GEMM")

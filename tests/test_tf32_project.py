@@ -1,0 +1,134 @@
+"""POS107's project-wide part: the pre-scan for TF32 settings (poslint/engine/project.py), the
+assume-tf32 opt-in, the cache key, and the tf32-emulated verifier scenario."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from poslint.edge.cli import main
+from poslint.engine.project import reduced_matmul_setting, scan_reduced_matmul
+
+ROOT = Path(__file__).resolve().parent.parent
+GUARDED = ROOT / "tests" / "fixtures" / "rope" / "checker" / "ok_matmul_no_tf32_setting.py"
+
+SETTINGS = {
+    "torch.backends.cuda.matmul.allow_tf32 = True\n": "allow_tf32",
+    "torch.backends.cuda.matmul.allow_tf32 = \\\n    True\n": "allow_tf32",
+    "torch.backends.cuda.matmul.allow_tf32 = args.tf32\n": "allow_tf32",
+    "torch.set_float32_matmul_precision('high')\n": "set_float32_matmul_precision",
+    'torch.set_float32_matmul_precision("medium")\n': "set_float32_matmul_precision",
+    "torch.set_float32_matmul_precision(cfg.precision)\n": "set_float32_matmul_precision",
+    "torch.backends.cuda.matmul.fp32_precision = 'tf32'\n": "fp32_precision",
+    'torch.backends.fp32_precision = "tf32"\n': "fp32_precision",
+    "torch.backends.mkldnn.matmul.fp32_precision = 'bf16'\n": "fp32_precision",
+}
+NOT_SETTINGS = [
+    "torch.backends.cuda.matmul.allow_tf32 = False\n",
+    "torch.backends.cudnn.allow_tf32 = True\n",
+    "# torch.backends.cuda.matmul.allow_tf32 = True\n",
+    'HELP = "torch.backends.cuda.matmul.allow_tf32 = True"\n',
+    '"""Call torch.set_float32_matmul_precision("high") first."""\n',
+    "torch.set_float32_matmul_precision('highest')\n",
+    "torch.backends.cuda.matmul.fp32_precision = 'ieee'\n",
+    "torch.backends.cudnn.conv.fp32_precision = 'tf32'\n",
+    "if torch.backends.cuda.matmul.allow_tf32 == True:\n    pass\n",
+]
+
+
+@pytest.mark.parametrize("text", sorted(SETTINGS))
+def test_settings_are_found(text):
+    assert reduced_matmul_setting("import torch\n" + text) == (2, SETTINGS[text])
+
+
+@pytest.mark.parametrize("text", NOT_SETTINGS)
+def test_other_mentions_are_not_settings(text):
+    assert reduced_matmul_setting("import torch\n" + text) is None
+
+
+def test_line_numbers_survive_multiline_strings():
+    text = '"""\nline\nline\n"""\nimport torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n'
+    assert reduced_matmul_setting(text) == (6, "allow_tf32")
+
+
+def test_notebook_cells_are_scanned(tmp_path):
+    notebook = {"cells": [{"cell_type": "markdown", "source": ["allow_tf32 = True"]},
+                          {"cell_type": "code", "source": ["import torch\n",
+                                                           "torch.set_float32_matmul_precision('high')\n"]}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "train.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    assert scan_reduced_matmul([str(path)]) == f"{path} sets set_float32_matmul_precision on line 2"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("POSLINT_CACHE_DIR", raising=False)
+    shutil.copy(GUARDED, tmp_path / "model.py")
+    (tmp_path / "train.py").write_text("import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n",
+                                       encoding="utf-8")
+    return tmp_path
+
+
+def pos107(*args):
+    result = CliRunner().invoke(main, ["check", "--output-format", "json", *args])
+    assert result.exit_code in (0, 1), result.output
+    return [(d["filename"], d["message"]) for d in json.loads(result.stdout) if d["code"] == "POS107"]
+
+
+def test_a_setting_in_another_file_of_the_run_counts(project):
+    found = pos107("--no-cache", "model.py", "train.py")
+    assert len(found) == 1 and found[0][0].endswith("model.py")
+    assert "train.py sets allow_tf32 on line 3" in found[0][1]
+    assert pos107("--no-cache", "model.py") == []
+
+
+def test_assume_tf32_reports_without_a_setting(project):
+    (project / "train.py").unlink()
+    assert pos107("--no-cache", ".") == []
+    [(_, message)] = pos107("--no-cache", "--assume-tf32", ".")
+    assert "assume-tf32 is set" in message
+    (project / "pyproject.toml").write_text("[tool.poslint]\nassume-tf32 = true\n", encoding="utf-8")
+    assert len(pos107("--no-cache", ".")) == 1
+    assert pos107("--no-cache", "--no-assume-tf32", ".") == []
+
+
+def test_the_cache_follows_the_setting_in_another_file(project):
+    assert len(pos107(".")) == 1
+    assert len(pos107(".")) == 1  # warm
+    (project / "train.py").write_text("import torch\n", encoding="utf-8")
+    assert pos107(".") == []  # model.py is unchanged, but its cached finding is not reused
+    (project / "train.py").write_text("import torch\ntorch.set_float32_matmul_precision('high')\n",
+                                      encoding="utf-8")
+    [(_, message)] = pos107(".")
+    assert "train.py sets set_float32_matmul_precision on line 2" in message
+
+
+def test_tf32_rounding_keeps_11_significant_bits():
+    torch = pytest.importorskip("torch")
+    from poslint.runtime.modes import round_to_tf32
+
+    x = torch.tensor([2047.0, 2048.0, 2049.0, 2051.0, 8191.0, -8191.0, 1 + 2**-11, 1 + 3 * 2**-11, float("inf")])
+    expected = [2047.0, 2048.0, 2048.0, 2052.0, 8192.0, -8192.0, 1.0, 1 + 2**-9, float("inf")]
+    assert round_to_tf32(x).tolist() == expected
+
+
+def test_tf32_emulation_rounds_gemms_only():
+    torch = pytest.importorskip("torch")
+    from poslint.runtime.modes import Tf32Matmuls
+
+    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, 128, 2, dtype=torch.float32) / 128))
+    positions = torch.arange(8192, dtype=torch.float32)
+    exact = inv_freq[None, :, None] * positions[None, None, :]
+    with Tf32Matmuls():
+        gemm = inv_freq[None, :, None] @ positions[None, None, :]
+        broadcast = inv_freq[None, :, None] * positions[None, None, :]
+        einsum = torch.einsum("i,j->ij", inv_freq, positions)
+    assert torch.equal(inv_freq[None, :, None] @ positions[None, None, :], exact)  # no TF32: identical
+    assert torch.equal(broadcast, exact) and torch.equal(einsum, exact[0])
+    assert torch.unique(gemm[0, 0]).numel() == 4097  # frequency 1: the positions themselves
