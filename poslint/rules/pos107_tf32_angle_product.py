@@ -44,16 +44,51 @@ class Tf32AngleProduct(Rule):
 
     ## Example
     ```python
-    torch.backends.cuda.matmul.allow_tf32 = True  # in train.py
-    ...
-    with torch.autocast(device_type=x.device.type, enabled=False):
-        freqs = (inv_freq[None, :, None].float() @ position_ids[:, None, :].float()).transpose(1, 2)
+    import torch
+    from torch import nn
+
+
+    def configure_training():
+        torch.backends.cuda.matmul.allow_tf32 = True  # often in train.py, another linted file
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            self.dim = dim
+            self.base = base
+
+        def forward(self, x, seq_len):
+            inv_freq = 1.0 / (self.base ** (torch.arange(0, self.dim, 2, device=x.device).float() / self.dim))
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+            with torch.autocast(device_type=x.device.type, enabled=False):
+                freqs = t[:, None] @ inv_freq[None, :]  # a GEMM: TF32 rounds t and inv_freq
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
     ```
 
     ## Use instead
     ```python
-    with torch.autocast(device_type=x.device.type, enabled=False):
-        freqs = (inv_freq[None, :, None].float() * position_ids[:, None, :].float()).transpose(1, 2)
+    import torch
+    from torch import nn
+
+
+    def configure_training():
+        torch.backends.cuda.matmul.allow_tf32 = True
+
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            self.dim = dim
+            self.base = base
+
+        def forward(self, x, seq_len):
+            inv_freq = 1.0 / (self.base ** (torch.arange(0, self.dim, 2, device=x.device).float() / self.dim))
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+            freqs = t[:, None] * inv_freq[None, :]  # broadcast: not a GEMM, the same float32 values
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
     ```
     (or `torch.outer(positions, inv_freq)` for one-dimensional operands). A broadcast product
     is not a GEMM: neither TF32 nor autocast touches it, and in float32 its values are
