@@ -50,6 +50,8 @@ MAX_CALL_DEPTH = 24
 
 FLOAT32_DEFAULT = dtype_value(Prec.F32, None)
 DEVICE = Value(sort=Sort.OTHER, payload_key="device")  # t.device: a .to() of it moves, never converts
+# Arithmetic of a Python number with an unknown value: a number, not a tensor of any dtype.
+NUMBER_LIKE = Value(sort=Sort.OTHER, payload_key="number-like")
 
 
 # --------------------------------------------------------------------------------------------
@@ -797,6 +799,10 @@ class Interpreter:
             else:
                 sort = Sort.PYINT
             return Value(sort=sort, roles=frozenset(roles), payload_key=_folded(op, left, right))
+        if (left.is_number and _number_like(right) or _number_like(left) and right.is_number) and \
+                not isinstance(op, ast.MatMult):
+            # ``math.log(base) / (dim - 1)`` with ``dim`` unknown: a number, most likely.
+            return NUMBER_LIKE.with_(roles=combined_roles(op, left, right))
         result = self.promote(left, right, node, frame, division=isinstance(op, ast.Div))
         if isinstance(op, (ast.Add, ast.Sub)):
             self._escape(left)
@@ -840,8 +846,9 @@ class Interpreter:
         floats = [v for v in tensors if v.prec not in (Prec.INT, Prec.UNKNOWN)]
         # An untyped operand of a true division (``dim``, ``self.scale``) is almost always a
         # Python number; elsewhere it could be a float tensor, so the result stays unknown.
+        numeric = [v for v in (left, right) if v.sort is Sort.PYFLOAT or v.payload_key == NUMBER_LIKE.payload_key]
         unknown = any(v.prec is Prec.UNKNOWN for v in tensors) or (not division and any(
-            v.sort is Sort.OTHER for v in (left, right)))
+            v.sort is Sort.OTHER and v.payload_key != NUMBER_LIKE.payload_key for v in (left, right)))
         for prec in (Prec.F64, Prec.F32):
             for v in floats:
                 if v.prec is prec:
@@ -852,7 +859,7 @@ class Interpreter:
             worst = max(floats, key=lambda v: _RANK_LOW[v.prec])
             return worst
         # Integer tensors only: a Python float operand or a true division yields the default dtype.
-        if division or Sort.PYFLOAT in (left.sort, right.sort):
+        if division or numeric:
             return self.default_tensor(node, frame, "an integer tensor combined with a Python float "
                                        "or a true division")
         return tensor(Prec.INT)
@@ -1467,6 +1474,11 @@ def _folded(op: ast.operator, left: Value, right: Value):
     else:
         return None
     return ("const", result) if abs(result) < 1 << 40 else None
+
+
+def _number_like(value: Value) -> bool:
+    """An unknown value that nothing shows to be a tensor: it may well be a Python number."""
+    return _is_opaque(value) and _carried_kind(value) != "tensor"
 
 
 def _carried_kind(value: Value) -> Optional[str]:

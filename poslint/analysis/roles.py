@@ -40,8 +40,9 @@ def is_grid(value: Value) -> bool:
 
 
 def unknown_operand(value: Value) -> bool:
-    """A tensor operand of no known role (a parameter, an import, a buffer of unknown origin)."""
-    return not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER)
+    """A tensor operand of no known role (a parameter, an import, a buffer of unknown origin);
+    not a number (``2 * math.pi / heads``: a scalar scale makes no rotary table)."""
+    return not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and value.payload_key != "number-like"
 
 
 def module_held(value: Value) -> bool:
