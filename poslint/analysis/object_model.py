@@ -11,7 +11,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.facts import WILDCARD, family_matches
 from poslint.analysis.lattice import Value
-from poslint.analysis.torch_api import (CONSTRUCTION_ROOTS, CONVERSION_HOOKS, DEVICE_ATTRIBUTES, DTYPE_ATTRIBUTES,
+from poslint.analysis.torch_api import (ANNOTATION_KINDS, CONSTRUCTION_ROOTS, CONVERSION_HOOKS, DEVICE_ATTRIBUTES,
+                                        DTYPE_ATTRIBUTES,
                                         MODULE_REGISTRATIONS)
 
 
@@ -176,6 +177,15 @@ def lookup_instance(cls: ClassInfo, attr: str, classes: Dict[str, ClassInfo]) ->
     return None
 
 
+def _annotation_kind(annotation: ast.AST) -> Optional[str]:
+    """What ``torch.device``, ``torch.dtype``, ``torch.Tensor``, ``Optional[...]`` or ``X | None`` says."""
+    if isinstance(annotation, ast.BinOp):
+        return _annotation_kind(annotation.left) or _annotation_kind(annotation.right)
+    if isinstance(annotation, ast.Subscript) and tail_name(annotation.value) == "Optional":
+        return _annotation_kind(annotation.slice)
+    return ANNOTATION_KINDS.get(tail_name(annotation))
+
+
 def parameter_kinds(function: ast.AST) -> Dict[str, Set[str]]:
     """For each name in ``function``: "device", "dtype" and/or "tensor", from its uses."""
     kinds: Dict[str, Set[str]] = {}
@@ -185,7 +195,11 @@ def parameter_kinds(function: ast.AST) -> Dict[str, Set[str]]:
             kinds.setdefault(node.id, set()).add(kind)
 
     for node in ast.walk(function):
-        if isinstance(node, ast.keyword) and node.arg in ("device", "dtype"):
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            kind = _annotation_kind(node.annotation)  # ``device: torch.device | None``
+            if kind is not None:
+                kinds.setdefault(node.arg, set()).add(kind)
+        elif isinstance(node, ast.keyword) and node.arg in ("device", "dtype"):
             mark(node.value, node.arg)
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
             if node.attr in DEVICE_ATTRIBUTES:

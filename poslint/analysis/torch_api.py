@@ -77,6 +77,9 @@ INDEXING_CALLS = frozenset({"embedding", "one_hot", "bincount", "gather", "index
 DEVICE_ATTRIBUTES = frozenset({"type", "index"})
 
 DTYPE_ATTRIBUTES = frozenset({"is_floating_point", "is_complex", "is_signed", "itemsize"})
+# Parameter annotations that say what a parameter is.
+ANNOTATION_KINDS = {"device": "device", "dtype": "dtype", "Tensor": "tensor", "FloatTensor": "tensor",
+                    "LongTensor": "tensor"}
 
 # Ops that CUDA autocast runs in 16 bits even for float32 inputs (PRECISION.md section 4).
 CUDA_AUTOCAST_LOWERED = frozenset({

@@ -1,4 +1,4 @@
-from poslint.analysis import Role, node_key
+from poslint.analysis import Prec, Role, node_key
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import atom, float32_copy_fix, insert_after, replace
 from poslint.rules.base import Finding, Rule
@@ -100,7 +100,8 @@ def rope(x, inv_freq):
                 yield Finding(cast.node, f"angles are cast to {after.origin.reason} before cos/sin; "
                                          f"{when(after.prec)}angles near 8192 rad are 64 apart in bfloat16",
                               move_cast_to_cos_sin(facts, cast))
-            elif before.has(Role.ROTARY_COMPLEX) and before.is_complex and not after.is_complex:
+            elif before.has(Role.ROTARY_COMPLEX) and before.is_complex and not after.is_complex \
+                    and after.prec is not Prec.UNKNOWN:  # a known real dtype, not an unknown .to(arg)
                 yield Finding(cast.node, f"complex rotation is cast to the real dtype {after.origin.reason}, "
                                          "which drops the imaginary part (sin)")
         for store in facts.stores:
