@@ -467,6 +467,8 @@ class Interpreter:
         cls = frame.cls
         if value.payload_key in ("parameter", "buffer"):
             value = value.with_(payload=None, payload_key=None)
+        if storage != "plain" and value.sort is not Sort.TENSOR and not value.roles:
+            value = UNKNOWN_TENSOR  # a buffer or parameter is a tensor, whatever computed it
         frame.env[f"self.{attr}"] = value
         self._escape(value)
         bucket = self._next_attrs.setdefault(cls.name, {})
