@@ -38,6 +38,9 @@ ALL = ("bf16", "fp16", "autocast-cpu", "autocast-cuda-emulated")
 FULL_BIAS = 1024
 DEFAULT_BF16 = ("bf16-default",)
 TF32 = ("tf32-emulated",)
+FP32 = ("fp32",)
+# Long-context cases sample this many positions from their context (their factory says how).
+SAMPLED = 4096
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,8 @@ CASES = [
     Case(ROPE + "llama_hf_2024_post_fix__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "llama_hf_2024_pre_fix.py", kind="rotary", expect="collide", where=AUTOCAST),
     Case(ROPE + "llama_hf_2024_pre_fix__fixed.py", kind="rotary", expect="pass"),
+    Case(ROPE + "long_context_fp32.py", kind="rotary", expect="fail", where=FP32 + ALL, seq_len=SAMPLED),
+    Case(ROPE + "long_context_fp32__fixed.py", kind="rotary", expect="pass", seq_len=SAMPLED),
     Case(ROPE + "meta_polar.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "meta_polar__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "partial_rotary.py", kind="rotary", expect="collide", where=BF16 + CUDA),

@@ -157,7 +157,7 @@ def test_show_settings_names_the_files_and_the_rules(nested):
     assert str(Path("sub/pyproject.toml").resolve()) in result.stdout
     assert str(Path("pyproject.toml").resolve()) in result.stdout  # what it extends
     assert lines["rules enabled"].split(", ") == ["POS001", "POS101", "POS104", "POS105", "POS106", "POS107",
-                                                   "POS201", "POS202"]
+                                                   "POS201", "POS202", "POS301"]
     assert lines["extends"] == str(Path("pyproject.toml").resolve())
 
 

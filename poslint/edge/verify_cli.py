@@ -33,8 +33,9 @@ def _fail(message: str) -> None:
 @click.option("--scenario", "scenarios", multiple=True, metavar="NAME",
               help="Run only this scenario (repeatable): bf16, fp16, autocast-cpu, "
                    "autocast-cuda-emulated; bf16-default (built and run under a bfloat16 "
-                   "default dtype) and tf32-emulated (float32 matmuls with TF32 inputs, as with "
-                   "allow_tf32) only on request. Default: the first four.")
+                   "default dtype), tf32-emulated (float32 matmuls with TF32 inputs, as with "
+                   "allow_tf32) and fp32 (float32 alone, for long contexts) only on request. "
+                   "Default: the first four.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Write a PNG of angle error against position per scenario (needs matplotlib).")
 @click.option("--original", metavar="TARGET", default=None,

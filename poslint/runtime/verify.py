@@ -18,7 +18,8 @@ SCENARIOS: Tuple[str, ...] = ("bf16", "fp16", "autocast-cpu", "autocast-cuda-emu
 # Run on request: building and running under a bf16 default dtype exposes default-dtype bugs.
 # tf32-emulated: float32 throughout, with every GEMM's inputs rounded to TF32 (10 mantissa bits),
 # as on a GPU with allow_tf32 or float32_matmul_precision("high") (modes.Tf32Matmuls).
-EXTRA_SCENARIOS: Tuple[str, ...] = ("bf16-default", "tf32-emulated")
+# fp32: float32 module and inputs, nothing else: what float32 alone does (long contexts, POS301).
+EXTRA_SCENARIOS: Tuple[str, ...] = ("bf16-default", "tf32-emulated", "fp32")
 DEFAULT_SEQ_LEN = 8192
 ALIBI_NEAREST = 64
 
@@ -291,6 +292,7 @@ _SCENARIO_SETUP = {
     "bf16-default": (None, torch.bfloat16, False, False, torch.bfloat16, False),
     # float32 module and inputs; every float32 GEMM rounds its inputs to TF32, at construction too.
     "tf32-emulated": (None, torch.float32, False, False, None, True),
+    "fp32": (None, torch.float32, False, False, None, False),
 }
 
 
