@@ -7,7 +7,7 @@ Every finding of the analysis rules (POS1xx, POS2xx) is made from a fact that th
 interpreter (:mod:`poslint.analysis.interpreter`) records while it carries *roles*
 (:class:`~poslint.analysis.lattice.Role`):
 
-* POS101, POS102, POS103, POS106, POS107 and POS202 report a :class:`~poslint.analysis.facts.Product`;
+* POS101, POS102, POS103, POS106, POS107, POS202 and POS301 report a :class:`~poslint.analysis.facts.Product`;
   POS105 reports a ``Creation`` of frequencies that meets a ``Product``; POS201 reports a
   ``Product``, or a ``Cast``/``Store`` of a value with the ``BIAS`` role; POS104 reports a
   ``Cast``/``Store`` of a value with the ``ANGLES`` or ``ROTARY_COMPLEX`` role.
@@ -82,7 +82,7 @@ from typing import Tuple
 # selected rule is one of these (or POS001, see :func:`syntax_ok`): a new rule is never skipped
 # until its findings are added to the argument.
 COVERED_RULES = frozenset({"POS101", "POS102", "POS103", "POS104", "POS105", "POS106", "POS107", "POS201",
-                           "POS202"})
+                           "POS202", "POS301"})
 
 # The places in the analysis (interpreter, roles, object model) that give a value one of the
 # roles above, per function, as reviewed for the argument above. ``tests/test_prefilter.py``
