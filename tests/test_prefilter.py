@@ -87,6 +87,7 @@ def test_every_rule_example_with_a_finding_passes(code):
     ('y = (x * torch.arange(n)).cos()\n', True),  # a grid times anything, into cos
     ('b = s * torch.arange(n)\ny = sdpa(q, k, v, attn_mask=b)\n', True),  # a grid times anything, into attention
     ('y = sdpa(q, k, v, attn_mask=b)\n', False),  # no positions
+    ('a = angles.to(x.dtype)\ny = a.cos(), a.sin()\n', True),  # a cast into cos and sin
 ])
 def test_code_words(source, expected):
     assert prefilter.may_have_findings(source) is expected

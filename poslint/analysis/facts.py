@@ -168,6 +168,8 @@ class ModuleFacts:
     attr_reads: List[AttrRead] = field(default_factory=list)
     # Product sites whose result reached cos/sin/polar: certainly rotary.
     rotary_products: Set[NodeKey] = field(default_factory=set)
+    # Sites (products, casts) whose result reached both cos and sin: a rotation's angles.
+    rotations: Set[NodeKey] = field(default_factory=set)
     # Product sites whose result escapes as a float tensor: returned, stored, passed to a call
     # or added to something (a comparison result is a boolean mask, not a bias).
     escaped: Set[NodeKey] = field(default_factory=set)

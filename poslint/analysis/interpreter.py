@@ -15,6 +15,7 @@ It never imports or executes the code it reads.
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -107,6 +108,7 @@ class Interpreter:
         self._integer_names: Dict[int, Set[str]] = {}
         self._kinds_by_function: Dict[int, Dict[str, Set[str]]] = {}
         self.sinks = Sinks()  # where products end up, kept across rounds
+        self.cast_candidates: Set[tuple] = set()  # casts of values of unknown role
         # Attribute values observed in the current round, per class.
         self._next_attrs: Dict[str, Dict[str, Tuple[str, Value]]] = {}
 
@@ -135,6 +137,7 @@ class Interpreter:
                 if id(fn) not in self.analyzed:
                     self.call(fn, [], {}, None, None, standalone=True)
         self.facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
+        self.facts.rotations = self.sinks.cos & self.sinks.sin
 
 
 
@@ -768,7 +771,7 @@ class Interpreter:
         if isinstance(op, ast.MatMult):
             return self.product(node, "@", left, left_node, right, right_node, frame) or \
                 tensor(self.promote(left, right, node, frame, division=False).prec,
-                       recent=candidate_trace(node, left, right))
+                       recent=self._trace(node, left, right))
         if isinstance(op, ast.Mult):
             if Sort.TUPLE in (left.sort, right.sort) and (left.is_number or right.is_number):
                 return left if left.sort is Sort.TUPLE else right  # [t] * 2 repeats the same tensors
@@ -826,7 +829,7 @@ class Interpreter:
         elif left.has(Role.POSITIONS) or right.has(Role.POSITIONS) or Role.BIAS in roles:
             pos = left if (left.has(Role.POSITIONS) or left.has(Role.BIAS)) else right
             relative = pos.relative
-        recent = candidate_trace(node, left, right) if isinstance(op, ast.Mult) else left.recent | right.recent
+        recent = self._trace(node, left, right) if isinstance(op, ast.Mult) else left.recent | right.recent
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
                              extent=None,
                              products=left.products | right.products, recent=recent,
@@ -955,6 +958,10 @@ class Interpreter:
                 storage = MODULE_REGISTRATIONS[func.attr]
                 self.store_attr(frame, name, storage, value, node, value_node, name_node=node.args[0])
             return UNKNOWN
+        if isinstance(func, ast.Name) and func.id == "int" and self._is_builtin("int", frame) and len(args) == 1 \
+                and _const_number(args[0]) is not None:
+            # int(original_max_position_embeddings * factor): a literal length, as POS301 needs
+            return Value(sort=Sort.PYINT, payload_key=("const", int(_const_number(args[0]))))
         if isinstance(func, ast.Name) and func.id in ("enumerate", "zip") and self._is_builtin(func.id, frame) \
                 and args:
             if func.id == "enumerate":
@@ -1187,7 +1194,7 @@ class Interpreter:
         if not operands:
             return UNKNOWN_TENSOR
         values = [v for v, _ in operands]
-        trace = frozenset({node_key(node)}).union(*(v.recent for v in values))
+        trace = frozenset({node_key(node)}).union(*(v.recent for v in values)) - self.cast_candidates
         return merge_all(values).with_(roles=frozenset(), ndim=None, axis=None, recent=trace)
 
     def trig(self, node: ast.AST, angle: Value, frame: Frame, which: str) -> Value:
@@ -1206,6 +1213,14 @@ class Interpreter:
                     self._escape(element)
             else:
                 self.facts.escaped.update(value.products)
+
+    def _trace(self, node: ast.AST, a: Value, b: Value) -> frozenset:
+        """The sink trace of a product's result. A product of two tensors starts a new
+        quantity: a cast before it cast what it multiplied (positions), not angles."""
+        trace = candidate_trace(node, a, b)
+        if a.is_number or b.is_number:
+            return trace
+        return trace - self.cast_candidates
 
     def _mark_rotary(self, angle: Value, which: str) -> None:
         self.sinks.reach_trig(angle, which)
@@ -1269,7 +1284,7 @@ class Interpreter:
             other_node = node.args[-1] if node.args else node
             result = self.product(node, name, receiver, receiver_node, other, other_node, frame)
             return result if result is not None else tensor(self.promote(receiver, other, node, frame, False).prec,
-                                                            recent=candidate_trace(node, receiver, other))
+                                                            recent=self._trace(node, receiver, other))
         if name in ("mul", "multiply") and args:
             return self.binop(ast.Mult(), receiver, args[0], node, receiver_node, node.args[-1], frame)
         if name in ("div", "true_divide", "divide") and args:
@@ -1410,6 +1425,14 @@ class Interpreter:
                                 "parameter", "buffer") else value.payload_key)
         if value.payload_key and isinstance(value.payload_key, tuple) and value.payload_key[0] == "complex-buffer":
             after = after.with_(payload=None, payload_key=None)
+        if record and not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and prec.may_be_16bit:
+            # A value of unknown role (angles from another module) cast to 16 bits: if the cast
+            # goes straight into both cos and sin, what was cast were angles.
+            key = node_key(node)
+            self.cast_candidates.add(key)
+            after = after.with_(recent=after.recent | {key})
+            if self.sinks.rotation(key):
+                before, after = (v.with_(roles=v.roles | {Role.ANGLES}) for v in (before, after))
         if record and (before.roles or before.is_complex):
             self._record(Cast(node, receiver_node, before, after, frame.site()),
                          ("cast", node_key(node), before, after, frame.site()))
@@ -1460,9 +1483,22 @@ def _const_int_value(value: Value) -> Optional[int]:
     return None
 
 
+def _const_number(value: Value) -> Optional[float]:
+    """A literal (or folded) Python int or finite float, else None."""
+    key = value.payload_key
+    if isinstance(key, tuple) and len(key) == 2 and key[0] == "const" and type(key[1]) in (int, float) \
+            and math.isfinite(key[1]) and abs(key[1]) < 1 << 40:
+        return key[1]
+    return None
+
+
 def _folded(op: ast.operator, left: Value, right: Value):
-    """The payload of a Python integer expression of literals (``16 * 16``, ``224 // 14``)."""
+    """The payload of a Python integer expression of literals (``16 * 16``, ``224 // 14``), or of a
+    product of literal numbers (``8192 * 16.0``, a length times a scaling factor)."""
     a, b = _const_int_value(left), _const_int_value(right)
+    if isinstance(op, ast.Mult) and (a is None or b is None):
+        x, y = _const_number(left), _const_number(right)
+        return ("const", x * y) if x is not None and y is not None and abs(x * y) < 1 << 40 else None
     if a is None or b is None:
         return None
     if isinstance(op, ast.Add):

@@ -16,7 +16,8 @@ interpreter (:mod:`poslint.analysis.interpreter`) records while it carries *role
   or any operand of no role multiplied by a ``POSITIONS`` grid; or, when the product reaches
   attention as a bias (``attn_mask=``, the first argument of ``baddbmm``/``addbmm``/``addmm``),
   any operand of no role multiplied by a ``POSITIONS`` grid (``Interpreter.product``).
-  ``ANGLES`` and ``BIAS`` are born only in ``product``.
+  ``ANGLES`` and ``BIAS`` are born only in ``product``, and ``ANGLES`` also in ``cast``: a value
+  of unknown role cast to 16 bits whose result reaches both cos and sin.
   ``ROTARY_COMPLEX`` is born in ``torch.polar``, or from ``ANGLES`` (``exp`` of complex angles,
   angles times ``1j``) or their cos/sin (``view_as_complex(stack([cos, sin], -1))``,
   ``complex(cos, sin)``), so it needs a product as well, except for ``polar``.
@@ -27,8 +28,9 @@ here (the rest of the interpreter only carries, merges or drops roles), and name
 
 1. a rotary sink (``cos``, ``sin`` or ``polar``) together with a module tensor (the words
    ``buffer`` or ``parameter``: ``register_buffer``, ``nn.Buffer``, ``nn.Parameter``,
-   ``register_parameter``) or with a positional word (below); or an attention-bias sink
-   (``attn_mask``, ``baddbmm``, ``addbmm``, ``addmm``) together with a positional word;
+   ``register_parameter``), with a positional word (below), or with a cast (the words ``to``,
+   ``half``, ``bfloat16``, ``type``, ``type_as``); or an attention-bias sink (``attn_mask``,
+   ``baddbmm``, ``addbmm``, ``addmm``) together with a positional word;
 2. ``logspace`` (frequencies or slopes) and ``polar`` (a complex rotation);
 3. ``exp``/``exp2`` of a value with the ``POSITIONS`` or ``FREQ_INDEX`` role (``reciprocal``
    and ``1 / x`` of such a growing ``exp`` or power give frequencies too, so they need (3) or (4));
@@ -92,6 +94,7 @@ ROLE_BIRTHS_REVIEWED = {
     "_arange": ("POSITIONS", "POSITIONS"),
     "combined_roles": ("FREQS", "FREQS", "POW2", "SLOPES"),
     "_creation_value": ("POSITIONS",),
+    "cast": ("ANGLES",),  # a cast of unknown role whose result reaches cos and sin (needs a cast word)
     "_eval_Call": ("FREQS", "POW2", "SLOPES"),
     "_eval_ListComp": ("FREQ_INDEX",),
     "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
@@ -143,6 +146,7 @@ def _alternatives(words) -> str:
 MODULE_TENSOR_WORDS: Tuple[str, ...] = ("buffer", "parameter")
 SINK_CALLS: Tuple[str, ...] = ("cos", "sin", "cos_", "sin_", "polar")
 ATTENTION_SINKS: Tuple[str, ...] = ("attn_mask", "baddbmm", "addbmm", "addmm")
+CAST_WORDS: Tuple[str, ...] = ("to", "half", "bfloat16", "type", "type_as")
 # (2) calls that give frequencies, slopes or a complex rotation by themselves.
 ROLE_CALLS: Tuple[str, ...] = ("logspace", "polar")
 # (3) exponentials of positions.
@@ -158,6 +162,7 @@ _END = "(?![A-Za-z0-9_])"
 _MODULE_TENSOR = re.compile(_alternatives(MODULE_TENSOR_WORDS))
 _SINK_CALL = [re.compile(re.escape(w) + _END) for w in SINK_CALLS]
 _ATTENTION_SINK = [re.compile(re.escape(w) + _END) for w in ATTENTION_SINKS]
+_CAST = [re.compile(re.escape(w) + _END) for w in CAST_WORDS]
 _ROLE_CALL = [re.compile(re.escape(w) + _END) for w in ROLE_CALLS]
 _EXP_CALL = [re.compile(re.escape(w) + _END) for w in EXP_CALLS]
 _POSITION_WORD = re.compile(_alternatives(POSITION_WORDS))
@@ -235,7 +240,8 @@ def may_have_findings(text: str) -> bool:
     lower = code.lower()
     if _has_word(_ROLE_CALL, lower):
         return True
-    if _has_word(_SINK_CALL, lower) and (_MODULE_TENSOR.search(lower) or _POSITION_WORD.search(lower)):
+    if _has_word(_SINK_CALL, lower) and (_MODULE_TENSOR.search(lower) or _POSITION_WORD.search(lower)
+                                          or _has_word(_CAST, lower)):
         return True
     if _has_word(_ATTENTION_SINK, lower) and _POSITION_WORD.search(lower):
         return True

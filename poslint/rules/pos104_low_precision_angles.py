@@ -96,7 +96,8 @@ def rope(x, inv_freq):
         rotary = {node_key(product.node) for product in facts.rope_products()}
         for cast in facts.casts:
             before, after = cast.before, cast.after
-            if before.has(Role.ANGLES) and before.products & rotary and after.prec.may_be_16bit:
+            rotation = before.products & rotary or node_key(cast.node) in facts.rotations
+            if before.has(Role.ANGLES) and rotation and after.prec.may_be_16bit:
                 yield Finding(cast.node, f"angles are cast to {after.origin.reason} before cos/sin; "
                                          f"{when(after.prec)}angles near 8192 rad are 64 apart in bfloat16",
                               move_cast_to_cos_sin(facts, cast))
