@@ -20,15 +20,16 @@ class LongContextFloat32Angles(Rule):
     ## What it does
     Finds RoPE angle products computed in float32 over a context whose length the code shows:
     an index grid of literal size (`torch.arange(1048576)`), a `max_position_embeddings`,
-    `max_seq_len` or similar default that sizes the grid, or a grid indexed by position ids
+    `max_seq_len` or similar default that sizes the grid (times a literal rope-scaling factor),
+    or a grid indexed by position ids
     (`torch.arange(self.max_position_embeddings)[position_ids]`). It reports when the float32
     angle error at that length passes 0.01 rad, which happens from about 168k positions, and
     says how large the error is. A product with float64 frequencies and float64 (or integer)
     positions is not reported.
 
-    Lengths that the code computes from floats (`int(original_max_position_embeddings *
-    factor)`) or receives from a configuration object are not known to the analysis, so they are
-    not reported.
+    Lengths computed from literals are folded (`int(original_max_position_embeddings * factor)`
+    with both defaults in the signature); a length received from a configuration object, or
+    only at run time, is not known to the analysis, and is not reported.
 
     ## Why is this bad?
     float32 keeps 24 significant bits, so the angle `p * theta` carries an absolute error of up to
