@@ -132,3 +132,14 @@ def test_tf32_emulation_rounds_gemms_only():
     assert torch.equal(inv_freq[None, :, None] @ positions[None, None, :], exact)  # no TF32: identical
     assert torch.equal(broadcast, exact) and torch.equal(einsum, exact[0])
     assert torch.unique(gemm[0, 0]).numel() == 4097  # frequency 1: the positions themselves
+
+
+def test_a_run_without_pos107_does_not_scan(project, monkeypatch):
+    import poslint.edge.cli as cli
+
+    def refuse(paths):
+        raise AssertionError("scanned")
+
+    monkeypatch.setattr(cli, "scan_reduced_matmul", refuse)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--ignore", "POS107", "."])
+    assert result.exit_code == 0, result.output

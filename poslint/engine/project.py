@@ -25,6 +25,8 @@ import json
 import re
 from typing import Iterable, Optional, Tuple
 
+# The rule that needs the scan: a run without it need not read every file for it.
+TF32_RULE = "POS107"
 # The reason given when no file sets it but the configuration says to assume it.
 ASSUMED = "assume-tf32 is set"
 
