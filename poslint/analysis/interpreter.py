@@ -51,6 +51,9 @@ MAX_CALL_DEPTH = 24
 
 FLOAT32_DEFAULT = dtype_value(Prec.F32, None)
 DEVICE = Value(sort=Sort.OTHER, payload_key="device")  # t.device: a .to() of it moves, never converts
+# A matrix product of two tensors of no role: attention scores, perhaps; a bias added to them
+# reaches attention.
+SCORES = "scores"
 # Arithmetic of a Python number with an unknown value: a number, not a tensor of any dtype.
 NUMBER_LIKE = Value(sort=Sort.OTHER, payload_key="number-like")
 
@@ -428,12 +431,22 @@ class Interpreter:
             if is_self_attr(base) and frame.cls is not None:
                 self.write_into_attr(frame, base, value, target, value_node)
             elif isinstance(base, ast.Name) and base.id in frame.env:
-                current = frame.env[base.id]
-                frame.env[base.id] = current.with_(roles=current.roles | value.roles,
-                                                   products=current.products | value.products,
-                                                   recent=current.recent | value.recent)
+                self.write_into_local(frame, base, value, target, value_node)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, frame, None)
+
+    def write_into_local(self, frame: Frame, name: ast.Name, value: Value, node: ast.AST,
+                         value_node: Optional[ast.AST]) -> None:
+        """``buf[:n] = v`` or ``buf.copy_(v)`` for a local tensor ``buf``: ``v`` now lives in it,
+        in ``buf``'s dtype. Writing angles or a bias into a 16-bit tensor casts them."""
+        current = frame.env[name.id]
+        written = current.with_(roles=current.roles | value.roles, products=current.products | value.products,
+                                recent=current.recent | value.recent,
+                                relative=value.relative if value.roles else current.relative)
+        if value.roles and current.is_tensor and current.prec.may_be_16bit and not value.prec.may_be_16bit:
+            self._record(Cast(node, value_node or node, value, written, frame.site()),
+                         ("cast", node_key(node), value, written, frame.site()))
+        frame.env[name.id] = written
 
     def assign_attr(self, frame: Frame, attr: str, value: Value, node: ast.AST, value_node: Optional[ast.AST],
                     name_node: Optional[ast.AST] = None) -> None:
@@ -771,7 +784,7 @@ class Interpreter:
         if isinstance(op, ast.MatMult):
             return self.product(node, "@", left, left_node, right, right_node, frame) or \
                 tensor(self.promote(left, right, node, frame, division=False).prec,
-                       recent=self._trace(node, left, right))
+                       recent=self._trace(node, left, right), payload_key=_scores_of(left, right))
         if isinstance(op, ast.Mult):
             if Sort.TUPLE in (left.sort, right.sort) and (left.is_number or right.is_number):
                 return left if left.sort is Sort.TUPLE else right  # [t] * 2 repeats the same tensors
@@ -812,6 +825,9 @@ class Interpreter:
         if isinstance(op, (ast.Add, ast.Sub)):
             self._escape(left)
             self._escape(right)
+            if isinstance(op, ast.Add) and SCORES in (left.payload_key, right.payload_key):
+                # ``q @ k.T + bias``: what is added to attention scores is a bias.
+                self.sinks.reach_attention(right if left.payload_key == SCORES else left)
         roles = combined_roles(op, left, right)
         relative = None
         ndim, axis = _broadcast_axes(left, right)
@@ -830,8 +846,9 @@ class Interpreter:
             pos = left if (left.has(Role.POSITIONS) or left.has(Role.BIAS)) else right
             relative = pos.relative
         recent = self._trace(node, left, right) if isinstance(op, ast.Mult) else left.recent | right.recent
+        scores = SCORES if SCORES in (left.payload_key, right.payload_key) else result.payload_key
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
-                             extent=None,
+                             extent=None, payload_key=scores,  # scaled or biased scores are still scores
                              products=left.products | right.products, recent=recent,
                              is_complex=left.is_complex or right.is_complex or
                              Sort.PYCOMPLEX in (left.sort, right.sort))
@@ -893,17 +910,17 @@ class Interpreter:
             # A product that reaches cos/sin with a tensor the module holds: the module tensor is
             # the frequencies, whatever computed it (another file, a lookup table of init functions).
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if module_held(a) else (b, b_node, a, a_node)
-        elif key in self.sinks.attention and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a):
-            # A position grid times something unknown, handed to attention as a bias: the
-            # something is ALiBi's per-head slopes (a constructor argument, a buffer, a parameter).
-            factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
-            factor = factor.with_(roles=factor.roles | {Role.SLOPES})
         elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a):
             # A position grid times something unknown, into cos/sin: that something is frequencies,
             # here and wherever the same variable is used next.
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
             if isinstance(factor_node, ast.Name) and factor_node.id in frame.env:
                 frame.env[factor_node.id] = factor.with_(roles=factor.roles | {Role.FREQS})
+        elif key in self.sinks.attention and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a):
+            # A position grid times something unknown, handed to attention as a bias: the
+            # something is ALiBi's per-head slopes (a constructor argument, a buffer, a parameter).
+            factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
+            factor = factor.with_(roles=factor.roles | {Role.SLOPES})
         else:
             return None
         if pos.is_number or pos.sort in (Sort.DTYPE, Sort.CALLABLE, Sort.INSTANCE, Sort.TUPLE):
@@ -978,10 +995,13 @@ class Interpreter:
                 self.assign_attr(frame, name, args[2], node, node.args[2], name_node=node.args[1])
             return UNKNOWN
 
-        if isinstance(func, ast.Attribute) and func.attr in ("copy_", "index_copy_") and \
-                is_self_attr(func.value) and frame.cls is not None and args:
-            self.write_into_attr(frame, func.value, args[-1], node, node.args[-1])
-            return UNKNOWN
+        if isinstance(func, ast.Attribute) and func.attr in ("copy_", "index_copy_") and args:
+            if is_self_attr(func.value) and frame.cls is not None:
+                self.write_into_attr(frame, func.value, args[-1], node, node.args[-1])
+                return UNKNOWN
+            if isinstance(func.value, ast.Name) and func.value.id in frame.env:
+                self.write_into_local(frame, func.value, args[-1], node, node.args[-1])
+                return frame.env[func.value.id]
         if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and \
                 isinstance(func.value, ast.Name) and func.value.id in frame.env and args:
             container = frame.env[func.value.id]
@@ -1195,7 +1215,8 @@ class Interpreter:
             return UNKNOWN_TENSOR
         values = [v for v, _ in operands]
         trace = frozenset({node_key(node)}).union(*(v.recent for v in values)) - self.cast_candidates
-        return merge_all(values).with_(roles=frozenset(), ndim=None, axis=None, recent=trace)
+        scores = _scores_of(*values) if len(values) == 2 and name in ("matmul", "bmm", "einsum") else None
+        return merge_all(values).with_(roles=frozenset(), ndim=None, axis=None, recent=trace, payload_key=scores)
 
     def trig(self, node: ast.AST, angle: Value, frame: Frame, which: str) -> Value:
         self._mark_rotary(angle, which)
@@ -1512,6 +1533,11 @@ def _folded(op: ast.operator, left: Value, right: Value):
     else:
         return None
     return ("const", result) if abs(result) < 1 << 40 else None
+
+
+def _scores_of(a: Value, b: Value) -> Optional[str]:
+    return SCORES if a.sort in (Sort.TENSOR, Sort.OTHER) and b.sort in (Sort.TENSOR, Sort.OTHER) \
+        and not a.roles and not b.roles else None
 
 
 def _number_like(value: Value) -> bool:
