@@ -845,7 +845,7 @@ class Interpreter:
         elif left.has(Role.POSITIONS) or right.has(Role.POSITIONS) or Role.BIAS in roles:
             pos = left if (left.has(Role.POSITIONS) or left.has(Role.BIAS)) else right
             relative = pos.relative
-        recent = self._trace(node, left, right) if isinstance(op, ast.Mult) else left.recent | right.recent
+        recent = self._trace(node, left, right) if isinstance(op, ast.Mult) else self._passed_on(left, right)
         scores = SCORES if SCORES in (left.payload_key, right.payload_key) else result.payload_key
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
                              extent=None, payload_key=scores,  # scaled or biased scores are still scores
@@ -1243,6 +1243,12 @@ class Interpreter:
             return trace
         return trace - self.cast_candidates
 
+    def _passed_on(self, a: Value, b: Value) -> frozenset:
+        """The sink trace through a sum, difference or quotient: of two tensors, a new quantity
+        (a cast before it did not cast angles); with a number, the same quantity."""
+        trace = a.recent | b.recent
+        return trace if a.is_number or b.is_number else trace - self.cast_candidates
+
     def _mark_rotary(self, angle: Value, which: str) -> None:
         self.sinks.reach_trig(angle, which)
         if self.recording:
@@ -1323,7 +1329,8 @@ class Interpreter:
             base = receiver.with_(sort=Sort.TENSOR,
                                   roles=receiver.roles | {Role.POSITIONS} if counts else receiver.roles,
                                   prec=Prec.INT if receiver.prec in (Prec.UNKNOWN,) else receiver.prec,
-                                  relative=False, axis=-1 if receiver.ndim is None else receiver.axis)
+                                  relative=False, axis=-1 if receiver.ndim is None else receiver.axis,
+                                  recent=receiver.recent - self.cast_candidates)  # a count, not what was cast
             return self.cast(base, dtype, node, receiver_node, frame, record=False) if dtype else base
         if name == "view" and args and args[0].sort is Sort.DTYPE:
             # A bit reinterpretation, not a conversion: nothing is rounded.
