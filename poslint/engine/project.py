@@ -25,6 +25,8 @@ import json
 import re
 from typing import Iterable, Optional, Tuple
 
+from poslint.engine.files import read_source
+
 # The rule that needs the scan: a run without it need not read every file for it.
 TF32_RULE = "POS107"
 # The reason given when no file sets it but the configuration says to assume it.
@@ -94,8 +96,7 @@ def scan_reduced_matmul(paths: Iterable[str]) -> Optional[str]:
     itself, which reports it."""
     for path in paths:
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
+            data = read_source(path)  # never blocks on a named pipe, never reads a device
         except OSError:
             continue
         if not any(marker in data for marker in _MARKERS):
