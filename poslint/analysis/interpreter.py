@@ -51,9 +51,6 @@ MAX_CALL_DEPTH = 24
 
 FLOAT32_DEFAULT = dtype_value(Prec.F32, None)
 DEVICE = Value(sort=Sort.OTHER, payload_key="device")  # t.device: a .to() of it moves, never converts
-# A matrix product of two tensors of no role: attention scores, perhaps; a bias added to them
-# reaches attention.
-SCORES = "scores"
 # Arithmetic of a Python number with an unknown value: a number, not a tensor of any dtype.
 NUMBER_LIKE = Value(sort=Sort.OTHER, payload_key="number-like")
 
@@ -784,7 +781,7 @@ class Interpreter:
         if isinstance(op, ast.MatMult):
             return self.product(node, "@", left, left_node, right, right_node, frame) or \
                 tensor(self.promote(left, right, node, frame, division=False).prec,
-                       recent=self._trace(node, left, right), payload_key=_scores_of(left, right))
+                       recent=self._trace(node, left, right))
         if isinstance(op, ast.Mult):
             if Sort.TUPLE in (left.sort, right.sort) and (left.is_number or right.is_number):
                 return left if left.sort is Sort.TUPLE else right  # [t] * 2 repeats the same tensors
@@ -825,9 +822,6 @@ class Interpreter:
         if isinstance(op, (ast.Add, ast.Sub)):
             self._escape(left)
             self._escape(right)
-            if isinstance(op, ast.Add) and SCORES in (left.payload_key, right.payload_key):
-                # ``q @ k.T + bias``: what is added to attention scores is a bias.
-                self.sinks.reach_attention(right if left.payload_key == SCORES else left)
         roles = combined_roles(op, left, right)
         relative = None
         ndim, axis = _broadcast_axes(left, right)
@@ -846,9 +840,8 @@ class Interpreter:
             pos = left if (left.has(Role.POSITIONS) or left.has(Role.BIAS)) else right
             relative = pos.relative
         recent = self._trace(node, left, right) if isinstance(op, ast.Mult) else self._passed_on(left, right)
-        scores = SCORES if SCORES in (left.payload_key, right.payload_key) else result.payload_key
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
-                             extent=None, payload_key=scores,  # scaled or biased scores are still scores
+                             extent=None,
                              products=left.products | right.products, recent=recent,
                              is_complex=left.is_complex or right.is_complex or
                              Sort.PYCOMPLEX in (left.sort, right.sort))
@@ -1215,8 +1208,7 @@ class Interpreter:
             return UNKNOWN_TENSOR
         values = [v for v, _ in operands]
         trace = frozenset({node_key(node)}).union(*(v.recent for v in values)) - self.cast_candidates
-        scores = _scores_of(*values) if len(values) == 2 and name in ("matmul", "bmm", "einsum") else None
-        return merge_all(values).with_(roles=frozenset(), ndim=None, axis=None, recent=trace, payload_key=scores)
+        return merge_all(values).with_(roles=frozenset(), ndim=None, axis=None, recent=trace)
 
     def trig(self, node: ast.AST, angle: Value, frame: Frame, which: str) -> Value:
         self._mark_rotary(angle, which)
@@ -1540,11 +1532,6 @@ def _folded(op: ast.operator, left: Value, right: Value):
     else:
         return None
     return ("const", result) if abs(result) < 1 << 40 else None
-
-
-def _scores_of(a: Value, b: Value) -> Optional[str]:
-    return SCORES if a.sort in (Sort.TENSOR, Sort.OTHER) and b.sort in (Sort.TENSOR, Sort.OTHER) \
-        and not a.roles and not b.roles else None
 
 
 def _number_like(value: Value) -> bool:

@@ -14,9 +14,8 @@ interpreter (:mod:`poslint.analysis.interpreter`) records while it carries *role
 * A ``Product`` needs a *factor*: a value with the ``FREQS`` or ``SLOPES`` role; or, when the
   product reaches ``cos``/``sin``/``polar``, a floating tensor read from a buffer or parameter,
   or any operand of no role multiplied by a ``POSITIONS`` grid; or, when the product reaches
-  attention as a bias (``attn_mask=``, the first argument of ``baddbmm``/``addbmm``/``addmm``,
-  or added to the result of ``@``/``matmul``/``bmm``/``einsum``), any operand of no role
-  multiplied by a ``POSITIONS`` grid (``Interpreter.product``).
+  attention as a bias (``attn_mask=``, the first argument of ``baddbmm``/``addbmm``/``addmm``),
+  any operand of no role multiplied by a ``POSITIONS`` grid (``Interpreter.product``).
   ``ANGLES`` and ``BIAS`` are born only in ``product``, and ``ANGLES`` also in ``cast``: a value
   of unknown role cast to 16 bits whose result reaches both cos and sin.
   ``ROTARY_COMPLEX`` is born in ``torch.polar``, or from ``ANGLES`` (``exp`` of complex angles,
@@ -31,8 +30,7 @@ here (the rest of the interpreter only carries, merges or drops roles), and name
    ``buffer`` or ``parameter``: ``register_buffer``, ``nn.Buffer``, ``nn.Parameter``,
    ``register_parameter``), with a positional word (below), or with a cast (the words ``to``,
    ``half``, ``bfloat16``, ``type``, ``type_as``); or an attention-bias sink (``attn_mask``,
-   ``baddbmm``, ``addbmm``, ``addmm``, or a matrix product, ``@``, ``matmul``, ``bmm``,
-   ``einsum``, whose result a bias is added to) together with a positional word;
+   ``baddbmm``, ``addbmm``, ``addmm``) together with a positional word;
 2. ``logspace`` (frequencies or slopes) and ``polar`` (a complex rotation);
 3. ``exp``/``exp2`` of a value with the ``POSITIONS`` or ``FREQ_INDEX`` role (``reciprocal``
    and ``1 / x`` of such a growing ``exp`` or power give frequencies too, so they need (3) or (4));
@@ -147,7 +145,7 @@ def _alternatives(words) -> str:
 # (1) module tensors (substrings of the lower-cased code), and rotary sinks (whole words).
 MODULE_TENSOR_WORDS: Tuple[str, ...] = ("buffer", "parameter")
 SINK_CALLS: Tuple[str, ...] = ("cos", "sin", "cos_", "sin_", "polar")
-ATTENTION_SINKS: Tuple[str, ...] = ("attn_mask", "baddbmm", "addbmm", "addmm", "matmul", "bmm", "einsum")
+ATTENTION_SINKS: Tuple[str, ...] = ("attn_mask", "baddbmm", "addbmm", "addmm")
 CAST_WORDS: Tuple[str, ...] = ("to", "half", "bfloat16", "type", "type_as")
 # (2) calls that give frequencies, slopes or a complex rotation by themselves.
 ROLE_CALLS: Tuple[str, ...] = ("logspace", "polar")
@@ -245,7 +243,7 @@ def may_have_findings(text: str) -> bool:
     if _has_word(_SINK_CALL, lower) and (_MODULE_TENSOR.search(lower) or _POSITION_WORD.search(lower)
                                           or _has_word(_CAST, lower)):
         return True
-    if (_has_word(_ATTENTION_SINK, lower) or "@" in code) and _POSITION_WORD.search(lower):
+    if _has_word(_ATTENTION_SINK, lower) and _POSITION_WORD.search(lower):
         return True
     any_power, role_power = _powers(text, code)
     if (role_power or _has_word(_EXP_CALL, lower)) and _POSITION_WORD.search(lower):
