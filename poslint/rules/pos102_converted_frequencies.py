@@ -121,12 +121,12 @@ class Rotary(torch.nn.Module):
                 continue
             if factor.prec is Prec.CONVERTED:
                 message = (f"frequencies from {factor.origin.reason} enter the angle product unconverted; "
-                           "model.to(torch.bfloat16) rounds them, and the angle error reaches pi by position 8191")
+                           "model.to(torch.bfloat16) rounds them, and the angle error reaches pi by position 8191 (head dim 128, base 10000)")
                 yield Finding(product.factor_node, message, float32_copy_fix(facts, module_tensor_name(factor.origin.reason),
                                                                        facts.reading_class(factor.origin.node)))
             else:
                 message = (f"frequencies are cast to {factor.origin.reason} before the angle product; "
-                           f"{when(factor.prec)}the angle error reaches pi by position 8191")
+                           f"{when(factor.prec)}the angle error reaches pi by position 8191 (head dim 128, base 10000)")
                 fix = float32_site_fix(facts, product, factor.origin.node, make_float32(facts, factor.origin.node),
                                        product.positions, "cast the frequencies to float32",
                                        torch_attr(facts, "float32")[1])
