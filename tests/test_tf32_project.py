@@ -143,3 +143,13 @@ def test_a_run_without_pos107_does_not_scan(project, monkeypatch):
     monkeypatch.setattr(cli, "scan_reduced_matmul", refuse)
     result = CliRunner().invoke(main, ["check", "--no-cache", "--ignore", "POS107", "."])
     assert result.exit_code == 0, result.output
+
+
+def test_the_scan_never_opens_a_named_pipe_for_reading(tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    setting = tmp_path / "train.py"
+    setting.write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n", encoding="utf-8")
+    assert scan_reduced_matmul([str(fifo), str(setting)]) == f"{setting} sets allow_tf32 on line 2"
