@@ -10,11 +10,15 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("precision_table", ROOT / "scripts" / "precision_table.py")
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_script():
+    return _load("precision_table")
 
 
 def test_doc_table_is_the_measured_table():
@@ -44,10 +48,7 @@ def test_plot_sits_beside_the_doc():
 
 
 def load_conversion_script():
-    spec = importlib.util.spec_from_file_location("conversion_facts", ROOT / "scripts" / "conversion_facts.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _load("conversion_facts")
 
 
 def test_doc_conversion_table_is_the_measured_table():
