@@ -91,7 +91,9 @@ class LongContextFloat32Angles(Rule):
     (its `arange` gets `dtype=torch.float64`, its `.float()` becomes `.double()`), since
     frequencies rounded to float32 would keep half of the error. It is offered only when cos/sin
     are cast to an explicit dtype afterwards, so the outputs keep their dtypes, and only when the
-    frequencies are computed in this file by an `arange`. It is unsafe: a frequencies tensor
+    frequencies are computed in this file by an `arange`, and only up to 2**24 positions (beyond,
+    the float32 positions are rounded before the product, and upcasting them is too late). It is
+    unsafe: a frequencies tensor
     that is stored (a buffer, a parameter) becomes float64, which changes the `state_dict` and
     the memory it takes, and float64 is slow on GPUs where the angles are recomputed on every
     forward.
@@ -151,6 +153,8 @@ def rope(x, dim=128, base=500000.0, max_seq_len=1048576):
 def _float64_fix(facts, product):
     if not facts.cos_sin_cast_after(product):
         return None  # float64 cos/sin would reach the caller
+    if product.positions.extent > EXACT_FLOAT32_INTEGERS:
+        return None  # the positions may be rounded before the product: .double() there is too late
     creations = [c for c in facts.creations if node_key(c.node) in product.factor.products]
     edits = []
     for creation in creations:
