@@ -63,3 +63,16 @@ def test_module_to_drops_the_imaginary_part_of_a_complex_buffer_and_half_keeps_i
     assert "imaginary part (sin) is dropped" in row and "torch.int64" in row
     assert "torch.complex64 (values kept)" in next(line for line in table.splitlines()
                                                    if line.startswith("| `module.half()`"))
+
+
+def test_doc_error_tables_are_the_measured_tables():
+    script = _load("rope_alibi_error")
+    doc = (ROOT / "docs" / "precision.md").read_text(encoding="utf-8")
+    assert f"{script.BEGIN}\n{script.table()}\n{script.END}" in doc
+
+
+def test_the_quoted_figures_are_measured():
+    table = _load("rope_alibi_error").table()
+    assert "| 3.14 | 89% | 261 |" in table  # pi, and 897 of 8192 distinct positions
+    assert "(POS106) | 3.14 | 0% | 818 |" in table  # more than 1 rad from position 818
+    assert "(Bloom-like) | 3 | 10.9 |" in table
