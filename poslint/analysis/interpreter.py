@@ -799,9 +799,11 @@ class Interpreter:
                     roles.add(power_role(left, right))
                 elif left.payload_key == ("const", 2) or left.payload_key == ("const", 2.0):
                     roles.add(Role.POW2)
-            roles |= (left.roles | right.roles) & {Role.SLOPES, Role.FREQS, Role.POW2, Role.GROWTH}
+            roles |= (left.roles | right.roles) & {Role.SLOPES, Role.FREQS, Role.POW2, Role.GROWTH, Role.GROWTH2}
             if isinstance(op, ast.Div) and right.has(Role.GROWTH):
                 roles = (roles - {Role.GROWTH}) | {Role.FREQS}
+            if isinstance(op, ast.Div) and right.has(Role.GROWTH2):
+                roles = (roles - {Role.GROWTH2}) | {Role.SLOPES}
             roles |= sign_of(op, left, right)
             if not roles & {Role.SLOPES, Role.FREQS} and not isinstance(op, ast.Pow):
                 roles |= (left.roles | right.roles) & {Role.FREQ_INDEX}
@@ -1286,8 +1288,9 @@ class Interpreter:
             role = Role.SLOPES if name == "exp2" else Role.FREQS
             value = self._float_op(receiver, node, frame).with_(roles=frozenset({role}))
             return self._creation(node, value, frame)
-        if name == "reciprocal" and receiver.has(Role.GROWTH):
-            value = self._float_op(receiver, node, frame).with_(roles=frozenset({Role.FREQS}))
+        if name == "reciprocal" and (receiver.has(Role.GROWTH) or receiver.has(Role.GROWTH2)):
+            inverse = Role.SLOPES if receiver.has(Role.GROWTH2) else Role.FREQS
+            value = self._float_op(receiver, node, frame).with_(roles=frozenset({inverse}))
             return self._creation(node, value, frame)
         if name in ("neg", "negative"):
             return negated(receiver)

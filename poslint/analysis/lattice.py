@@ -55,6 +55,7 @@ class Role(enum.Enum):
     QUERY_BIAS = "bias on the diagonal"  # each query's own bias: bias.diagonal(-2, -1)
     POW2 = "power of two"  # 2 ** x: the base of ALiBi's geometric slopes
     GROWTH = "growing scale"  # base ** index with a non-negative exponent: frequencies once inverted
+    GROWTH2 = "growing power of two"  # 2 ** index: ALiBi slopes once inverted, else a feature scale
     NEGATIVE = "negated"  # a negated number or index: its exponential decays
 
 

@@ -11,11 +11,15 @@ from poslint.analysis.lattice import Prec, Role, Sort, Value
 
 
 def power_role(base: Value, exponent: Value) -> Role:
-    """``base ** index``: ALiBi slopes for a power-of-two base; frequencies for a negated index;
-    otherwise a growing scale, which becomes frequencies when inverted."""
-    if is_pow2_base(base):
+    """``base ** index``: ALiBi slopes for a power of two below one (``r ** arange`` with
+    ``r = 2 ** -x``, or ``2 ** -index``); frequencies for a negated index; otherwise a growing
+    scale (``2 ** arange``: NeRF-style feature scales), which becomes frequencies when inverted."""
+    decays = exponent.has(Role.NEGATIVE)
+    if base.has(Role.POW2) or (is_pow2_base(base) and decays):
         return Role.SLOPES
-    return Role.FREQS if exponent.has(Role.NEGATIVE) else Role.GROWTH
+    if is_pow2_base(base):
+        return Role.GROWTH2
+    return Role.FREQS if decays else Role.GROWTH
 
 
 def sign_of(op: ast.operator, left: Value, right: Value) -> frozenset:
@@ -68,15 +72,17 @@ def combined_roles(op: ast.operator, left: Value, right: Value) -> frozenset:
             return frozenset({Role.POW2})
     if isinstance(op, ast.Div) and right.has(Role.GROWTH) and not left.has(Role.GROWTH):
         roles = (roles - {Role.GROWTH}) | {Role.FREQS}  # 1 / base ** (index / d)
+    if isinstance(op, ast.Div) and right.has(Role.GROWTH2) and not left.has(Role.GROWTH2):
+        roles = (roles - {Role.GROWTH2}) | {Role.SLOPES}  # 1 / 2 ** (index * 8 / heads)
     if isinstance(op, ast.Div) and left.has(Role.POSITIONS) and right.has(Role.POSITIONS):
         roles.discard(Role.POSITIONS)  # a grid over its own last entry: a ratio in [0, 1], not an index
     roles = (roles - {Role.NEGATIVE}) | sign_of(op, left, right)
-    if roles & {Role.FREQS, Role.SLOPES, Role.GROWTH}:
+    if roles & {Role.FREQS, Role.SLOPES, Role.GROWTH, Role.GROWTH2}:
         roles -= {Role.POSITIONS, Role.FREQ_INDEX}
     if Role.FREQS in roles:
         roles.discard(Role.GROWTH)
     if Role.ANGLES in roles or Role.BIAS in roles or Role.TRIG in roles:
-        roles -= {Role.POSITIONS, Role.FREQS, Role.SLOPES, Role.GROWTH}
+        roles -= {Role.POSITIONS, Role.FREQS, Role.SLOPES, Role.GROWTH, Role.GROWTH2}
     roles.discard(Role.POW2)
     return frozenset(roles)
 

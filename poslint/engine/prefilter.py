@@ -92,18 +92,20 @@ COVERED_RULES = frozenset({"POS101", "POS102", "POS103", "POS104", "POS105", "PO
 # update it.
 ROLE_BIRTHS_REVIEWED = {
     "_arange": ("POSITIONS", "POSITIONS"),
-    "combined_roles": ("FREQS", "FREQS", "POW2", "SLOPES"),
+    "combined_roles": ("FREQS", "FREQS", "POW2", "SLOPES", "SLOPES"),
     "_creation_value": ("POSITIONS",),
     "cast": ("ANGLES",),  # a cast of unknown role whose result reaches cos and sin (needs a cast word)
     "_eval_Call": ("FREQS", "POW2", "SLOPES"),
     "_eval_ListComp": ("FREQ_INDEX",),
     "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
     "power_role": ("FREQS", "SLOPES"),
-    "binop": ("FREQS", "FREQS", "FREQS", "FREQ_INDEX", "POW2", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
+    # SLOPES, FREQS from 1 / (a growing power): they need the power of (4)
+    "binop": ("FREQS", "FREQS", "FREQS", "FREQ_INDEX", "POW2", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES", "SLOPES",
+              "SLOPES"),
     "exec_stmt": ("FREQ_INDEX", "SLOPES"),
     # FREQS, SLOPES: the unknown operand of a product confirmed by cos/sin, or by attention
     "product": ("ANGLES", "BIAS", "FREQS", "SLOPES"),
-    "tensor_method": ("FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES"),
+    "tensor_method": ("FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
     # ROTARY_COMPLEX: polar, and view_as_complex/complex of cos/sin (TRIG, which needs a product)
     "torch_function": ("FREQS", "POW2", "POW2", "ROTARY_COMPLEX", "ROTARY_COMPLEX", "SLOPES"),
 }
