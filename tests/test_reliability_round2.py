@@ -359,8 +359,8 @@ def test_config_search_through_a_directory_without_search_permission_is_a_clear_
 @pytest.mark.skipif(os.geteuid() != 0 or not Path("/usr/bin/setpriv").exists(), reason="needs root and setpriv")
 def test_config_search_without_search_permission_as_another_user():
     as_nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable]
-    probe = subprocess.run([*as_nobody, "-c", "import click, libcst, poslint.edge.cli"], capture_output=True, cwd="/", timeout=120,
-                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    probe = subprocess.run([*as_nobody, "-c", "import click, libcst, poslint.edge.cli"], capture_output=True,
+                           cwd="/", timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     if probe.returncode != 0:  # a virtual environment in a private directory (a user's home, mktemp -d)
         pytest.skip("another user cannot run this Python: the permission check is covered by the monkeypatched test")
     top = Path(tempfile.mkdtemp(prefix="poslint-locked-"))
