@@ -35,7 +35,7 @@ from poslint.analysis.lattice import (
 )
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, is_autocast_off_call, is_self_attr,
                                            is_static, lookup_instance, parameter_kinds, tail_name)
-from poslint.analysis.roles import (Sinks, candidate_trace, combined_roles, is_grid, is_pow2_base, module_held, negated,
+from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, is_grid, is_pow2_base, module_held, negated,
                                     power_role, sign_of, unknown_operand)
 from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CREATION_DEFAULT, DTYPES, INDEXING_CALLS,
                                         LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS, PRESERVING, PYTHON_FLOATS,
@@ -51,8 +51,6 @@ MAX_CALL_DEPTH = 24
 
 FLOAT32_DEFAULT = dtype_value(Prec.F32, None)
 DEVICE = Value(sort=Sort.OTHER, payload_key="device")  # t.device: a .to() of it moves, never converts
-# Arithmetic of a Python number with an unknown value: a number, not a tensor of any dtype.
-NUMBER_LIKE = Value(sort=Sort.OTHER, payload_key="number-like")
 
 
 # --------------------------------------------------------------------------------------------

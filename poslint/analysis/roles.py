@@ -43,10 +43,14 @@ def is_grid(value: Value) -> bool:
     return value.has(Role.POSITIONS) and value.sort in (Sort.TENSOR, Sort.OTHER)
 
 
+# Arithmetic of a Python number with an unknown value: a number, not a tensor of any dtype.
+NUMBER_LIKE = Value(sort=Sort.OTHER, payload_key="number-like")
+
+
 def unknown_operand(value: Value) -> bool:
     """A tensor operand of no known role (a parameter, an import, a buffer of unknown origin);
     not a number (``2 * math.pi / heads``: a scalar scale makes no rotary table)."""
-    return not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and value.payload_key != "number-like"
+    return not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and value.payload_key != NUMBER_LIKE.payload_key
 
 
 def module_held(value: Value) -> bool:

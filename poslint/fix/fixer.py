@@ -255,16 +255,19 @@ def libcst_size(tree: ast.AST) -> Tuple[int, int]:
     return nodes, deepest
 
 
-def with_libcst(text: str, transform: Callable[[str], str]) -> str:
+def with_libcst(text: str, transform: Callable[[str], str], tree: Optional[ast.AST] = None) -> str:
     """``transform(text)`` (libcst code that returns new text), run where libcst cannot crash,
     on a text that libcst accepts: lines ending in a lone CR and form feeds in indentation are
     normalised and very long runs of implicitly concatenated strings replaced by placeholders,
     and the result is restored. :class:`LibcstLimit` if the text is too deep for libcst,
     ``RecursionError`` if libcst still recursed too deeply, ``ValueError`` if the result cannot
-    be restored. Texts too big for libcst's memory are refused (:data:`LIBCST_MAX_NODES`) too."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        nodes, depth = libcst_size(ast.parse(text))
+    be restored. Texts too big for libcst's memory are refused (:data:`LIBCST_MAX_NODES`) too.
+    ``tree`` is ``text`` already parsed with ``ast``, where the caller has it."""
+    if tree is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    nodes, depth = libcst_size(tree)
     if nodes > LIBCST_MAX_NODES:
         raise LibcstLimit(f"it has {nodes} syntax nodes, more than the {LIBCST_MAX_NODES} that poslint gives "
                           f"libcst (which needs about 4 KB a node)")
@@ -408,11 +411,11 @@ def verify(text: str) -> Optional[str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ast.parse(text)
+            tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return f"does not parse: {_reason(exc)}"
     try:
-        if with_libcst(text, lambda normal: _round_trip(libcst, normal)) != text:
+        if with_libcst(text, lambda normal: _round_trip(libcst, normal), tree) != text:
             raise _NoRoundTrip
     except _NoRoundTrip:
         if re.search(r"\r(?!\n)", text):
