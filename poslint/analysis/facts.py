@@ -155,11 +155,26 @@ class AttrRead:
 
 
 @dataclass
+class Borrowed:
+    """What another module's code recorded while it ran a call made by the linted file: its
+    findings belong to that module unless its own analysis lacks them, and are then reported at
+    ``anchor``, the call in the linted file that reached that code."""
+
+    path: str  # how messages name that module's file
+    facts: "ModuleFacts"  # over that module's tree
+    own: "ModuleFacts"  # that module's analysis on its own
+    anchor: ast.AST
+    memo: dict = field(default_factory=dict, repr=False)
+    seen: set = field(default_factory=set, repr=False)
+
+
+@dataclass
 class ModuleFacts:
     tree: ast.Module
     text: str
     index: "LineIndex"
     names: "ImportResolver"
+    module: Optional[str] = None  # the dotted name, when the project's layout tells it
     products: List[Product] = field(default_factory=list)
     casts: List[Cast] = field(default_factory=list)
     stores: List[Store] = field(default_factory=list)
@@ -179,6 +194,10 @@ class ModuleFacts:
     # this file is linted with ("train.py sets allow_tf32 on line 12", "assume-tf32 is set");
     # None when nothing says so. Set by the engine, not by the interpreter.
     reduced_matmul_precision: Optional[str] = None
+    # Facts of imported modules' code run by calls from this file, and the files read for them.
+    borrowed: List[Borrowed] = field(default_factory=list)
+    dependencies: Set[str] = field(default_factory=set)
+    _node_ids: Optional[Set[int]] = field(default=None, repr=False)
     _parents: Optional[Dict[int, ast.AST]] = field(default=None, repr=False)
     _reads: Optional[AttrIndex] = field(default=None, repr=False)
     _stores: Optional[AttrIndex] = field(default=None, repr=False)
@@ -233,6 +252,12 @@ class ModuleFacts:
         so that computing the product in float32 leaves the outputs' dtypes as they were."""
         key = node_key(product.node)
         return any(cast.before.has(Role.TRIG) and key in cast.before.products for cast in self.casts)
+
+    def holds(self, node: ast.AST) -> bool:
+        """Whether ``node`` is in this module's tree (and not another module's)."""
+        if self._node_ids is None:
+            self._node_ids = {id(n) for n in ast.walk(self.tree)}
+        return id(node) in self._node_ids
 
     def parent_of(self, node: ast.AST) -> Optional[ast.AST]:
         if self._parents is None:

@@ -19,8 +19,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from poslint.analysis.facts import (WILDCARD, AttrRead, Cast, Creation, ModuleFacts, Product, Site, Store, Trig,
-                                    family_matches, node_key)
+from poslint.analysis.facts import (WILDCARD, AttrRead, Borrowed, Cast, Creation, ModuleFacts, Product, Site, Store,
+                                    Trig, family_matches, node_key)
 from poslint.analysis.lattice import (
     UNKNOWN,
     UNKNOWN_TENSOR,
@@ -89,8 +89,19 @@ class _MethodOf:
 
 
 class Interpreter:
-    def __init__(self, facts: ModuleFacts, class_names: Set[str]):
+    def __init__(self, facts: ModuleFacts, class_names: Set[str], project=None, follows_imports: bool = False,
+                 path: str = ""):
+        """``project`` (a :class:`~poslint.analysis.project.Project`) knows the other modules of
+        the project; with ``follows_imports`` this module's own analysis uses them (the linted
+        file does, an imported module analysed on its own does not). ``path`` names the file."""
         self.facts = facts
+        self.project = project
+        self.follows_imports = follows_imports and project is not None
+        self.path = path
+        # While this module runs a call made by another (the host): (host interpreter, host call node).
+        self.anchor: Optional[Tuple["Interpreter", ast.AST]] = None
+        self._call_site: Optional[ast.AST] = None  # the call being made, for calls into other modules
+        self._borrowed: Dict[tuple, Borrowed] = {}  # as host: facts other modules recorded for its calls
         self.class_names = class_names  # every class defined in the file, at any depth
         self._guards: Dict[int, Optional[Tuple[bool, List[ast.AST]]]] = {}
         self.names = facts.names
@@ -114,14 +125,23 @@ class Interpreter:
 
     def run(self) -> None:
         tree = self.facts.tree
-        self.model = ModuleModel(tree, self.names, self.class_names)
+        if self.follows_imports:
+            self.project.begin(self.module_name, self)
+        self.model = ModuleModel(tree, self.names, self.class_names,
+                                 resolve_class=self._imported_class if self.follows_imports else None)
         self.functions, self.classes = self.model.functions, self.model.classes
+        for fn in self.model.all_functions():
+            fn.home = self
+        for cls in self.classes.values():
+            cls.home = self
         self.sets_default_dtype = "set_default_" in self.facts.text
         entries = self.model.entry_points()
         # Round 1 learns what each attribute holds; round 2 records facts with that knowledge.
         for recording in (False, True):
             self.recording = recording
             self.memo.clear()
+            for borrowed in self._borrowed.values():
+                borrowed.memo.clear()
             for cls in self.classes.values():
                 cls.attrs = self._next_attrs.get(cls.name, {}) if recording else {}
             self._next_attrs = {}
@@ -136,6 +156,73 @@ class Interpreter:
                     self.call(fn, [], {}, None, None, standalone=True)
         self.facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
         self.facts.rotations = self.sinks.cos & self.sinks.sin
+        for borrowed in self._borrowed.values():
+            borrowed.facts.rotations = self.facts.rotations
+            borrowed.facts.class_mro = borrowed.own.class_mro
+        self.facts.borrowed = [b for b in self._borrowed.values() if b.facts.products or b.facts.casts
+                               or b.facts.stores or b.facts.creations or b.facts.trigs or b.facts.attr_reads]
+        if self.follows_imports:
+            self.facts.dependencies = set(self.project.consulted)
+
+    @property
+    def module_name(self) -> Optional[str]:
+        return self.facts.module
+
+    # ---- other modules of the project ------------------------------------------------------
+
+    def _imported(self, qual: str) -> Optional[object]:
+        """What an imported dotted name is in the project (see Project.definition), if followed."""
+        if not self.follows_imports:
+            return None
+        return self.project.definition(qual)
+
+    def _imported_class(self, base: ast.AST) -> Optional[ClassInfo]:
+        qual = self.names.qualname(base)
+        found = self._imported(qual) if qual else None
+        return found if isinstance(found, ClassInfo) else None
+
+    def call_for(self, requester: "Interpreter", fn: FunctionInfo, args: Sequence[Value], kwargs: Dict[str, Value],
+                 self_value: Optional[Value], caller: Optional[Frame]) -> Value:
+        """Run ``fn`` of this module for a call that ``requester`` (another module) makes. What it
+        records goes to the host's borrowed facts of this module, for the host's anchoring call."""
+        host, anchor = requester.anchor or (requester, requester._call_site)
+        if host is self:  # back into the linted file itself
+            return self.call(fn, args, kwargs, self_value, caller)
+        if anchor is None:
+            return UNKNOWN  # not reached through a call the host shows
+        key = (id(self), id(anchor))
+        borrowed = host._borrowed.get(key)
+        if borrowed is None:
+            facts = ModuleFacts(tree=self.facts.tree, text=self.facts.text, index=self.facts.index, names=self.names)
+            facts.rotary_products, facts.escaped = host.facts.rotary_products, host.facts.escaped
+            borrowed = host._borrowed[key] = Borrowed(self.path, facts, self.facts, anchor)
+        saved = (self.facts, self._seen_facts, self.recording, self.memo, self.sinks, self._next_attrs,
+                 self.cast_candidates, self.anchor, self.follows_imports)
+        self.facts, self._seen_facts, self.recording, self.memo = borrowed.facts, borrowed.seen, host.recording, \
+            borrowed.memo
+        self.sinks, self._next_attrs, self.cast_candidates = host.sinks, {}, host.cast_candidates
+        self.anchor, self.follows_imports = (host, anchor), True
+        try:
+            result = self.call(fn, args, kwargs, self_value, caller)
+        finally:
+            (self.facts, self._seen_facts, self.recording, self.memo, self.sinks, self._next_attrs,
+             self.cast_candidates, self.anchor, self.follows_imports) = saved
+        return host.rebased(result, anchor, self.path)
+
+    def rebased(self, value: Value, anchor: ast.AST, path: str) -> Value:
+        """``value`` as this module sees it: where another module decided its precision, the
+        call here that brought it (the reason names the other file and line)."""
+        def moved(origin: Optional[Origin]) -> Optional[Origin]:
+            if origin is None or self.facts.holds(origin.node):
+                return origin
+            line = getattr(origin.node, "lineno", "?")
+            return Origin.at(anchor, f"{origin.reason} ({path}:{line})", origin.prec, origin.relative)
+
+        if value.sort is Sort.TUPLE and isinstance(value.payload, tuple):
+            value = value.with_(payload=tuple(self.rebased(v, anchor, path) for v in value.payload))
+        if value.origin is None and value.rounded is None:
+            return value
+        return value.with_(origin=moved(value.origin), rounded=moved(value.rounded))
 
 
 
@@ -173,6 +260,8 @@ class Interpreter:
 
     def call(self, fn: FunctionInfo, args: Sequence[Value], kwargs: Dict[str, Value],
              self_value: Optional[Value], caller: Optional[Frame], standalone: bool = False) -> Value:
+        if fn.home is not None and fn.home is not self:
+            return fn.home.call_for(self, fn, args, kwargs, self_value, caller)
         if fn in self.stack or len(self.stack) >= MAX_CALL_DEPTH:
             return UNKNOWN
         node = fn.node
@@ -186,7 +275,9 @@ class Interpreter:
         self.analyzed.add(id(fn))
         env: Dict[str, Value] = dict(fn.closure or {})
         self._bind_params(fn, node.args, args, kwargs, env, standalone)
-        frame = Frame(fn, env, runtime=fn.runtime, autocast_off=autocast_off, default=default)
+        # A function nothing in its own module calls runs in the phase of its caller elsewhere.
+        runtime = caller.runtime if self.anchor and caller and fn.cls is None and not fn.callers else fn.runtime
+        frame = Frame(fn, env, runtime=runtime, autocast_off=autocast_off, default=default)
         self.stack.append(fn)
         try:
             if isinstance(node, ast.Lambda):
@@ -566,6 +657,13 @@ class Interpreter:
             prec = TENSOR_TYPES[qual.rsplit(".", 1)[-1]]
             return Value(sort=Sort.CALLABLE, prec=prec, payload_key=("qual", qual),
                          origin=Origin.at(node, f"explicit {qual}"))
+        found = self._imported(qual)
+        if isinstance(found, FunctionInfo):
+            return Value(sort=Sort.CALLABLE, payload=found, payload_key=("imported", qual))
+        if isinstance(found, ClassInfo):
+            return Value(sort=Sort.CALLABLE, payload=found, payload_key=("class", qual))
+        if isinstance(found, Value) and found is not UNKNOWN:
+            return self.rebased(found, node, qual)
         return Value(sort=Sort.CALLABLE, payload_key=("qual", qual))
 
     def _eval_Attribute(self, node: ast.Attribute, frame: Frame) -> Value:
@@ -643,6 +741,10 @@ class Interpreter:
         storage, value = found
         if value.sort is Sort.INSTANCE:
             return value
+        if self.follows_imports:  # held by a base class of another module: its origin is there
+            defining = next((c for c in cls.mro() if c.home is not self and name in c.attrs), None)
+            if defining is not None:
+                value = self.rebased(value, node, defining.home.path)
         converted = storage in ("buffer", "parameter") and frame.runtime and value.prec is not Prec.INT \
             and not any(family_matches(restored, name) for c in cls.mro() for restored in c.restored_attrs)
         if converted and (value.is_tensor or value.roles):
@@ -1004,6 +1106,7 @@ class Interpreter:
             return UNKNOWN
 
         callee = self.eval(func, frame)
+        self._call_site = node
         if callee.sort is Sort.CALLABLE:
             payload = callee.payload
             if isinstance(payload, FunctionInfo):

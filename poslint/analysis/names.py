@@ -33,9 +33,10 @@ CANONICAL = {
 
 
 class ImportResolver:
-    def __init__(self, tree: ast.Module, imports: Optional[Iterable[ast.AST]] = None):
+    def __init__(self, tree: ast.Module, imports: Optional[Iterable[ast.AST]] = None, package: Optional[str] = None):
         """Resolve the imports of ``tree``; ``imports``, when given, are its import statements
-        already collected by a walk the caller makes anyway."""
+        already collected by a walk the caller makes anyway. ``package`` is the dotted package the
+        module is in, when the project's layout tells it: relative imports resolve against it."""
         self.aliases: Dict[str, str] = {}
         for node in ast.walk(tree) if imports is None else imports:
             if isinstance(node, ast.Import):
@@ -45,10 +46,11 @@ class ImportResolver:
                     else:
                         root = alias.name.split(".")[0]
                         self.aliases[root] = root
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            elif isinstance(node, ast.ImportFrom):
+                module = absolute_module(node, package)
                 for alias in node.names:
-                    if alias.name != "*":
-                        self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                    if module is not None and alias.name != "*":
+                        self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
 
     def qualname(self, expr: ast.AST) -> Optional[str]:
         """The canonical dotted name ``expr`` refers to, if it starts at an import."""
@@ -60,6 +62,20 @@ class ImportResolver:
             return None
         name = ".".join([self.aliases[expr.id], *reversed(parts)])
         return canonical(name)
+
+
+def absolute_module(node: ast.ImportFrom, package: Optional[str]) -> Optional[str]:
+    """The module ``from <node.module> import ...`` reads, as an absolute dotted name; for a
+    relative import, resolved against ``package`` (None when it is not known or goes above it)."""
+    if not node.level:
+        return node.module
+    if package is None:
+        return None
+    parts = package.split(".") if package else []
+    if node.level - 1 > len(parts) or (node.level - 1 == len(parts) and not node.module):
+        return None
+    base = parts[:len(parts) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
 
 
 def canonical(name: str) -> str:

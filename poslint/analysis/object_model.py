@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.facts import WILDCARD, family_matches
 from poslint.analysis.lattice import Value
@@ -28,6 +28,8 @@ class FunctionInfo:
     # elsewhere: that base may call it from its constructor or from forward.
     phase_known: bool = True
     autocast_off: bool = False
+    # The interpreter of the module that defines it (another module's, for an imported function).
+    home: object = None
 
     @property
     def name(self) -> str:
@@ -48,6 +50,8 @@ class ClassInfo:
     foreign_bases: List[str] = field(default_factory=list)
     # Tensors that an override of ``_apply``/``to``/``half``... recomputes after a conversion.
     restored_attrs: Set[str] = field(default_factory=set)
+    base_nodes: List[ast.AST] = field(default_factory=list)
+    home: object = None  # the interpreter of the module that defines it
 
     def lookup_method(self, name: str) -> Optional[FunctionInfo]:
         for cls in self.mro():
@@ -222,10 +226,13 @@ class ModuleModel:
     """The functions and classes of one module, wherever they are defined, and the phase each
     runs in: construction only, or possibly after it (forward, lazy rebuilds)."""
 
-    def __init__(self, tree: ast.Module, names, class_names: Set[str]):
+    def __init__(self, tree: ast.Module, names, class_names: Set[str],
+                 resolve_class: Optional[Callable[[ast.AST], Optional[ClassInfo]]] = None):
         self.tree = tree
         self.names = names
         self.class_names = class_names  # every class defined in the file, at any depth
+        # A base class expression -> the class another module of the project defines, if any.
+        self.resolve_class = resolve_class
         self.functions: Dict[str, FunctionInfo] = {}
         self.classes: Dict[str, ClassInfo] = {}
         self.subclasses: Dict[str, List[ClassInfo]] = {}
@@ -237,7 +244,19 @@ class ModuleModel:
         for stmt in tree.body:
             self.collect_stmt(stmt)
         for cls in self.classes.values():
-            cls.bases = [self.classes[b] for b in cls.base_names if b in self.classes and b != cls.name]
+            cls.bases, cls.foreign_bases = [], []
+            for name, node in zip(cls.base_names, cls.base_nodes):
+                if name in self.classes and name != cls.name:
+                    cls.bases.append(self.classes[name])
+                    continue
+                imported = self.resolve_class(node) if self.resolve_class and name not in self.class_names else None
+                if imported is not None:
+                    cls.bases.append(imported)
+                elif name not in self.class_names and name != "object" and \
+                        not (self.names.qualname(node) or "").startswith("torch."):
+                    # From a module we do not read, except torch: nn.Module calls no hook of its
+                    # subclasses (but forward), so their uncalled methods are an API that callers run at any time.
+                    cls.foreign_bases.append(name)
         # Decorators defined here whose wrapper runs the function with autocast switched off.
         self.autocast_off_decorators = {
             name for name, fn in self.functions.items()
@@ -259,11 +278,7 @@ class ModuleModel:
             self.functions[stmt.name] = fn
         elif isinstance(stmt, ast.ClassDef):
             bases = [b.id if isinstance(b, ast.Name) else tail_name(b) for b in stmt.bases]
-            cls = ClassInfo(stmt, stmt.name, bases)
-            # Bases from other modules, except torch's: nn.Module calls no hook of its subclasses
-            # (but forward), so their uncalled methods are an API that callers run at any time.
-            cls.foreign_bases = [b for b, node in zip(bases, stmt.bases) if b not in self.class_names
-                                 and b != "object" and not (self.names.qualname(node) or "").startswith("torch.")]
+            cls = ClassInfo(stmt, stmt.name, bases, base_nodes=list(stmt.bases))
             nested = []
             for item in class_body(stmt.body):
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -305,6 +320,7 @@ class ModuleModel:
                 callee.callers.add("<module>")
         by_qual = {fn.qual: fn for fn in all_fns}
         construction = {"<module>"} | {fn.qual for fn in all_fns if fn.name in CONSTRUCTION_ROOTS and fn.cls}
+        construction |= self._calls_from_imported_bases()
         changed = True
         while changed:
             changed = False
@@ -316,6 +332,24 @@ class ModuleModel:
             fn.runtime = qual not in construction
             fn.phase_known = not (fn.cls is not None and not fn.callers and fn.name not in ("forward", "__call__")
                                   and any(c.foreign_bases for c in fn.cls.mro()))
+
+    def _calls_from_imported_bases(self) -> Set[str]:
+        """``self.m()`` in a method of a base class from another module calls the overrides of
+        ``m`` here: record those callers. Returns the ones that run only at construction there."""
+        local = {id(c) for c in self.classes.values()}
+        construction = set()
+        for cls in self.classes.values():
+            for base in cls.mro()[1:]:
+                if id(base) in local:
+                    continue
+                for method in base.methods.values():
+                    caller = f"<imported {base.name}.{method.name}>"
+                    for node in ast.walk(method.node):
+                        if is_self_attr(node) and isinstance(node.ctx, ast.Load) and node.attr in cls.methods:
+                            cls.methods[node.attr].callers.add(caller)
+                            if not method.runtime:
+                                construction.add(caller)
+        return construction
 
     def all_functions(self) -> List[FunctionInfo]:
         return list(self.functions.values()) + [m for c in self.classes.values() for m in c.methods.values()]

@@ -325,8 +325,8 @@ def _discover(paths: Sequence[str], resolver: Resolver, force_exclude: bool) -> 
 
 
 # The files of one run that share their options: (rules, unsafe fixes, unfixable rules, cache directory,
-# assume-tf32).
-GroupKey = Tuple[FrozenSet[str], bool, FrozenSet[str], Optional[str], bool]
+# assume-tf32, where first-party modules live when imports are followed).
+GroupKey = Tuple[FrozenSet[str], bool, FrozenSet[str], Optional[str], bool, Optional[Tuple[str, ...]]]
 
 
 def _groups(files: Sequence[str], resolver: Resolver, fix: bool, no_cache: bool,
@@ -339,7 +339,8 @@ def _groups(files: Sequence[str], resolver: Resolver, fix: bool, no_cache: bool,
         directory = (cache_dir or str(settings.root / DEFAULT_CACHE)) if cacheable else None
         if not settings.codes:
             raise ConfigError(f"the rule selection for {path} matches no rule (see select, extend-select and ignore)")
-        key = (settings.file_codes(path), settings.unsafe_fixes, settings.unfixable, directory, settings.assume_tf32)
+        key = (settings.file_codes(path), settings.unsafe_fixes, settings.unfixable, directory, settings.assume_tf32,
+               settings.src if settings.follow_imports else None)
         groups.setdefault(key, []).append(index)
     return groups
 
@@ -353,10 +354,10 @@ def _lint_groups(files: Sequence[str], groups: Dict[GroupKey, List[int]], ignore
     # One project: a reduced-precision matmul setting in any file of the run counts for all of them.
     # Only POS107 reads it; the scan reads every file once (0.13 s for transformers' 2597 models files).
     found = scan_reduced_matmul(files) if any(TF32_RULE in key[0] for key in groups) else None
-    for (codes, unsafe, unfixable, directory, assume_tf32), indices in groups.items():
+    for (codes, unsafe, unfixable, directory, assume_tf32, src), indices in groups.items():
         options = LintOptions(codes=codes, ignore_noqa=ignore_noqa, fix=fix, write=write, unsafe_fixes=unsafe,
                               handlers={".ipynb": lint_notebook}, unfixable=unfixable,
-                              reduced_matmul=project_reduced_matmul(found, assume_tf32))
+                              reduced_matmul=project_reduced_matmul(found, assume_tf32), src=src)
         group_files = [files[i] for i in indices]
         for index, result in zip(indices, _lint_all(group_files, options, jobs, directory, quiet)):
             if not fix and unfixable:
@@ -465,6 +466,8 @@ def _settings_text(path: str, resolver: Resolver, stdin_filename: Optional[str])
         ("unsafe-fixes", str(settings.unsafe_fixes).lower()),
         ("unfixable", ", ".join(sorted(settings.unfixable)) or "(none)"),
         ("assume-tf32", str(settings.assume_tf32).lower()),
+        ("follow-imports", str(settings.follow_imports).lower()),
+        ("src", ", ".join(settings.src) or "(none)"),
     ]
     width = max(len(name) for name, _ in rows)
     return "".join(f"{name:<{width}}  {value}\n" for name, value in rows)

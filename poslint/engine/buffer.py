@@ -17,7 +17,8 @@ def options_for(settings: Settings, path: str, handlers: Dict[str, Callable], fi
     unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     return LintOptions(codes=settings.file_codes(path), ignore_noqa=ignore_noqa, fix=fix, write=False,
                        unsafe_fixes=unsafe, handlers=handlers, unfixable=settings.unfixable,
-                       reduced_matmul=project_reduced_matmul(None, settings.assume_tf32))
+                       reduced_matmul=project_reduced_matmul(None, settings.assume_tf32),
+                       src=settings.src if settings.follow_imports else None)
 
 
 def lint_buffer(data: bytes, path: str, options: LintOptions) -> Tuple[FileResult, Optional[bytes]]:

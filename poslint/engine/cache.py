@@ -43,7 +43,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from poslint import __version__
 from poslint.core.diagnostics import Diagnostic, Edit, Fix
@@ -74,6 +74,15 @@ def digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
+def current_digest(path: str) -> Optional[str]:
+    """The digest of the file's bytes now; None if it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return digest(handle.read())
+    except OSError:
+        return None
+
+
 def _source_fingerprint() -> str:
     """A digest of poslint's own source files, so that an edited poslint never reads old results."""
     root = Path(__file__).resolve().parent
@@ -88,8 +97,12 @@ def _source_fingerprint() -> str:
     return h.hexdigest()
 
 
-def entry_key(file_digest: str, codes: FrozenSet[str], ignore_noqa: bool, reduced_matmul: Optional[str] = None) -> str:
-    return f"{file_digest}:{','.join(sorted(codes))}:{int(ignore_noqa)}:{json.dumps(reduced_matmul)}"
+def entry_key(file_digest: str, codes: FrozenSet[str], ignore_noqa: bool, reduced_matmul: Optional[str] = None,
+              src: Optional[Sequence[str]] = None) -> str:
+    """Everything a file's findings depend on but its dependencies: its bytes, the rules, noqa, the
+    project's TF32 setting, and where imports are followed (``src``; None: not followed)."""
+    where = json.dumps(list(src) if src is not None else None)
+    return f"{file_digest}:{','.join(sorted(codes))}:{int(ignore_noqa)}:{json.dumps(reduced_matmul)}:{where}"
 
 
 # --- (de)serialising findings ----------------------------------------------------------------
@@ -129,6 +142,8 @@ class Cache:
         self.path = os.path.join(directory, f"poslint-{__version__}-{_source_fingerprint()}.json")
         self.index: Dict[str, list] = {}  # absolute path -> [mtime_ns, size, inode, digest, recorded_ns]
         self.entries: Dict[str, list] = {}  # entry key -> [diagnostic dicts]
+        # entry key -> {absolute path: digest} of the project's other files the findings depend on
+        self.dependencies: Dict[str, Dict[str, str]] = {}
         self.dirty = False
         self.broken = False
         self._load()
@@ -158,6 +173,8 @@ class Cache:
             return
         self.index = data["index"]
         self.entries = data["entries"]
+        dependencies = data.get("dependencies", {})
+        self.dependencies = dependencies if isinstance(dependencies, dict) else {}
 
     def save(self) -> None:
         if not self.dirty or self.broken:
@@ -165,8 +182,9 @@ class Cache:
         live = {row[3] for row in self.index.values() if isinstance(row, list) and len(row) == 5
                 and isinstance(row[3], str)}
         entries = {k: v for k, v in self.entries.items() if k.split(":", 1)[0] in live}
-        payload = json.dumps({"format": FORMAT, "index": self.index, "entries": entries},
-                             separators=(",", ":")).encode()
+        dependencies = {k: v for k, v in self.dependencies.items() if k in entries}
+        payload = json.dumps({"format": FORMAT, "index": self.index, "entries": entries,
+                              "dependencies": dependencies}, separators=(",", ":")).encode()
         try:
             os.makedirs(self.directory, exist_ok=True)
             link = self._link()
@@ -228,9 +246,10 @@ class Cache:
         return row[3] if isinstance(row[3], str) else None
 
     def lookup(self, path: str, file_digest: str, codes: FrozenSet[str], ignore_noqa: bool,
-               reduced_matmul: Optional[str] = None) -> Optional[Hit]:
-        raw = self.entries.get(entry_key(file_digest, codes, ignore_noqa, reduced_matmul))
-        if raw is None:
+               reduced_matmul: Optional[str] = None, src: Optional[Sequence[str]] = None) -> Optional[Hit]:
+        key = entry_key(file_digest, codes, ignore_noqa, reduced_matmul, src)
+        raw = self.entries.get(key)
+        if raw is None or not self._dependencies_unchanged(key):
             return None
         try:
             return Hit([_load_diagnostic(path, d) for d in raw])
@@ -238,6 +257,19 @@ class Cache:
             if not self.broken:
                 self.warn(f"cache {self.path} has a bad entry ({_reason(exc)}); checking the file again")
             return None
+
+    def _dependencies_unchanged(self, key: str) -> bool:
+        """Whether every other file the entry's findings depend on still has the bytes it had."""
+        recorded = self.dependencies.get(key, {})
+        if not isinstance(recorded, dict):
+            return False
+        for path, known in recorded.items():
+            current = self.known_digest(path, file_stat(path))
+            if current is None:
+                current = current_digest(path)
+            if current != known:
+                return False
+        return True
 
     def remember_stat(self, abspath: str, stat: Stat, file_digest: str) -> None:
         row = self.index.get(abspath)
@@ -248,12 +280,19 @@ class Cache:
         self.dirty = True
 
     def store(self, abspath: str, stat: Stat, file_digest: str, codes: FrozenSet[str], ignore_noqa: bool,
-              diagnostics: List[Diagnostic], reduced_matmul: Optional[str] = None) -> None:
+              diagnostics: List[Diagnostic], reduced_matmul: Optional[str] = None, src: Optional[Sequence[str]] = None,
+              dependencies: Optional[Dict[str, str]] = None) -> None:
+        """Remember the findings; ``dependencies`` are the digests of the other files of the project
+        that they depend on (what the analysis read through imports), checked again at lookup."""
         self.remember_stat(abspath, stat, file_digest)
-        key = entry_key(file_digest, codes, ignore_noqa, reduced_matmul)
+        key = entry_key(file_digest, codes, ignore_noqa, reduced_matmul, src)
         value = [_dump_diagnostic(d) for d in diagnostics]
-        if self.entries.get(key) != value:
+        if self.entries.get(key) != value or self.dependencies.get(key, {}) != (dependencies or {}):
             self.entries[key] = value
+            if dependencies:
+                self.dependencies[key] = dict(dependencies)
+            else:
+                self.dependencies.pop(key, None)
             self.dirty = True
 
 

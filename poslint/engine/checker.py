@@ -12,13 +12,16 @@ from __future__ import annotations
 import ast
 import warnings
 from dataclasses import dataclass, field
-from typing import Collection, List, Optional, Tuple
+from typing import Collection, Dict, Iterator, List, Optional, Set, Tuple
 
 from poslint.core.deep_stack import on_a_deep_stack
 from poslint.core.diagnostics import Diagnostic
 from poslint.core.source import LineIndex
+from poslint.analysis.facts import node_key
+from poslint.engine.imports import ProjectFiles
 from poslint.engine.project import reduced_matmul_setting
 from poslint.rules import all_rules
+from poslint.rules.base import Finding
 
 PARSE_ERROR = "POS001"
 
@@ -28,6 +31,8 @@ class CheckResult:
     diagnostics: List[Diagnostic] = field(default_factory=list)
     # One line per internal error: "path: POS101 raised KeyError: 'x'". The run goes on.
     internal_errors: List[str] = field(default_factory=list)
+    # Files of other modules of the project that the result depends on (absolute paths).
+    dependencies: List[str] = field(default_factory=list)
 
 
 def parse_error(path: str, reason: str, line: int = 1, col: int = 1) -> Diagnostic:
@@ -35,14 +40,27 @@ def parse_error(path: str, reason: str, line: int = 1, col: int = 1) -> Diagnost
 
 
 def check_text(text: str, path: str, codes: Collection[str], *, prefilter: bool = True,
-               tree: Optional[ast.Module] = None, reduced_matmul: Optional[str] = None) -> CheckResult:
+               tree: Optional[ast.Module] = None, reduced_matmul: Optional[str] = None,
+               project: Optional[ProjectFiles] = None) -> CheckResult:
     """Check ``text``; ``tree`` is its ``ast`` when the caller (flake8) has parsed it already.
     ``reduced_matmul`` says why float32 matmuls may run at reduced precision in the project (from
     :func:`poslint.engine.project.scan_reduced_matmul`, or the assume-tf32 option); a setting in
-    ``text`` itself counts without it, and is the one named."""
+    ``text`` itself counts without it, and is the one named. With ``project``, what the file
+    imports from the project's other modules is followed (see :mod:`poslint.engine.imports`)."""
     result = CheckResult()
-    if prefilter and _cleared(text, path, codes):
-        return result
+    module, is_package = project.for_host(path) if project is not None else (None, False)
+    try:
+        if prefilter and _cleared(text, path, codes, project):
+            return result
+        return _checked(text, path, codes, tree, reduced_matmul, project, module, is_package, result)
+    finally:
+        if project is not None:
+            result.dependencies = sorted(project.read)
+
+
+def _checked(text: str, path: str, codes: Collection[str], tree: Optional[ast.Module], reduced_matmul: Optional[str],
+             project: Optional[ProjectFiles], module: Optional[str], is_package: bool,
+             result: CheckResult) -> CheckResult:
     if tree is None:
         tree = _parse(text, path, codes, result)
         if tree is None:
@@ -56,9 +74,10 @@ def check_text(text: str, path: str, codes: Collection[str], *, prefilter: bool 
     own = reduced_matmul_setting(text)
     if own is not None:  # named the same way whoever calls: the CLI, flake8, an editor
         reduced_matmul = f"this file sets {own[1]} on line {own[0]}"
-    checked = _analyse(tree, text, index, active, path, reduced_matmul, deep=False)
+    where = (project, module, is_package)
+    checked = _analyse(tree, text, index, active, path, reduced_matmul, where, deep=False)
     if checked is None:  # too deep for the default recursion limit: once more, on a deeper stack
-        checked = on_a_deep_stack(lambda: _analyse(tree, text, index, active, path, reduced_matmul, deep=True))
+        checked = on_a_deep_stack(lambda: _analyse(tree, text, index, active, path, reduced_matmul, where, deep=True))
     if checked is None:
         result.internal_errors.append(f"{path}: analysis: source nests too deeply to analyse")
         return result
@@ -97,6 +116,7 @@ def _parse(text: str, path: str, codes: Collection[str], result: CheckResult) ->
 
 
 def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, reduced_matmul: Optional[str],
+             where: Tuple[Optional[ProjectFiles], Optional[str], bool],
              deep: bool) -> Optional[Tuple[List[Diagnostic], List[str]]]:
     """Run the analysis and the ``active`` rules: (findings, internal errors), or None if the
     recursion limit was hit in the analysis, or (unless ``deep``) in a rule. On a ``deep`` stack a
@@ -105,8 +125,9 @@ def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, r
 
     diagnostics: List[Diagnostic] = []
     internal_errors: List[str] = []
+    project, module, is_package = where
     try:
-        facts = analyze(tree, text, index)
+        facts = analyze(tree, text, index, project.project if project else None, module, is_package)
     except RecursionError:
         return None
     except Exception as exc:  # noqa: BLE001 - one file must not take down the run
@@ -116,6 +137,9 @@ def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, r
         try:
             for finding in rule_cls().check(facts):
                 diagnostics.append(_to_diagnostic(path, index, rule_cls.code, finding))
+            for borrowed in facts.borrowed:
+                for finding in _borrowed_findings(rule_cls, facts, borrowed):
+                    diagnostics.append(_to_diagnostic(path, index, rule_cls.code, finding))
         except RecursionError as exc:
             if not deep:
                 return None
@@ -125,13 +149,38 @@ def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, r
     return diagnostics, internal_errors
 
 
-def _cleared(text: str, path: str, codes: Collection[str]) -> bool:
-    """Whether the prefilter shows that nothing selected can be reported for ``text``."""
+# The findings of each imported module's own analysis, by rule: those are its own, not the host's.
+_OWN_FINDINGS: Dict[int, Tuple[object, Dict[str, Set[tuple]]]] = {}
+
+
+def _borrowed_findings(rule_cls, facts, borrowed) -> Iterator[Finding]:
+    """The findings in another module's code that a call of this file caused, where this file is
+    where they show: at the call (or at this file's value that went into it), naming the other
+    file and line, and without a fix (it would edit the other file). A finding that the other
+    module's own analysis makes is its own, and is reported when that file is linted."""
+    known = _OWN_FINDINGS.setdefault(id(borrowed.own), (borrowed.own, {}))[1]
+    if rule_cls.code not in known:
+        known[rule_cls.code] = {node_key(f.node) for f in rule_cls().check(borrowed.own)}
+    anchor_line = borrowed.anchor.lineno
+    for finding in rule_cls().check(borrowed.facts):
+        if facts.holds(finding.node):
+            yield Finding(finding.node, f"{finding.message} (in {borrowed.path}, reached by the call on line "
+                                        f"{anchor_line})")
+        elif node_key(finding.node) not in known[rule_cls.code]:
+            yield Finding(borrowed.anchor, f"{finding.message} (in {borrowed.path}:{finding.node.lineno}, "
+                                           f"reached by this call)")
+
+
+def _cleared(text: str, path: str, codes: Collection[str], project: Optional[ProjectFiles] = None) -> bool:
+    """Whether the prefilter shows that nothing selected can be reported for ``text`` (nor,
+    with ``project``, through what it imports from the project)."""
     from poslint.engine.prefilter import COVERED_RULES, may_have_findings, syntax_ok
 
     if any(code != PARSE_ERROR and code not in COVERED_RULES for code in codes):
         return False  # a rule the prefilter's argument does not cover
     if may_have_findings(text):
+        return False
+    if project is not None and project.imports_may_matter(text, may_have_findings):
         return False
     return PARSE_ERROR not in codes or syntax_ok(text, path)
 

@@ -36,7 +36,8 @@ from poslint.engine.files import DEFAULT_EXCLUDES, check_regular, glob_matches, 
 from poslint.rules import all_rules
 
 KNOWN_KEYS = ("extend", "select", "extend-select", "ignore", "per-file-ignores", "extend-per-file-ignores",
-              "exclude", "extend-exclude", "unsafe-fixes", "unfixable", "respect-gitignore", "assume-tf32")
+              "exclude", "extend-exclude", "unsafe-fixes", "unfixable", "respect-gitignore", "assume-tf32",
+              "src", "follow-imports")
 
 # Configuration files, in order of preference within one directory.
 CONFIG_FILES = (".poslint.toml", "poslint.toml", "pyproject.toml")
@@ -70,6 +71,9 @@ class Config:
     respect_gitignore: Optional[bool] = None
     # Take float32 matmuls to run in TF32 even where no linted file sets it (POS107).
     assume_tf32: Optional[bool] = None
+    # Where first-party modules live, for following imports (relative to ``root``).
+    src: Optional[Tuple[str, ...]] = None
+    follow_imports: Optional[bool] = None
     extend: Optional[Path] = None  # the file this one extends, resolved
     where: str = ""  # how error messages name the table: "pyproject.toml: [tool.poslint]"
     base: Optional[Path] = None  # the directory relative globs start from, when not the file's
@@ -259,7 +263,8 @@ def parse_table(table: object, path: Optional[Path], where: Optional[str] = None
                   exclude=strings("exclude"), extend_exclude=strings("extend-exclude") or (),
                   unsafe_fixes=flag("unsafe-fixes"), extend_per_file_ignores=per_file("extend-per-file-ignores"),
                   unfixable=unfixable, respect_gitignore=flag("respect-gitignore"),
-                  assume_tf32=flag("assume-tf32"), extend=extend, where=where,
+                  assume_tf32=flag("assume-tf32"), src=strings("src"), follow_imports=flag("follow-imports"),
+                  extend=extend, where=where,
                   base=base)
 
 
@@ -315,6 +320,8 @@ class Settings:
     unfixable: FrozenSet[str]
     respect_gitignore: bool
     assume_tf32: bool = False
+    src: Tuple[str, ...] = ()  # absolute directories where first-party modules live
+    follow_imports: bool = True
 
     def file_codes(self, path: str) -> FrozenSet[str]:
         """The rules that apply to ``path``: the selection less its per-file-ignores."""
@@ -341,6 +348,8 @@ def settings_from(layers: Sequence[Layer], path: Optional[Path], root: Path) -> 
     unfixable: set = set()
     gitignore = True
     assume_tf32 = False
+    src = (str(root), str(root / "src"))  # as ruff's default
+    follow_imports = True
     for config, label in layers:
         base = config.root
         selections.append((config.selection, label))
@@ -355,11 +364,15 @@ def settings_from(layers: Sequence[Layer], path: Optional[Path], root: Path) -> 
         unsafe = unsafe if config.unsafe_fixes is None else config.unsafe_fixes
         gitignore = gitignore if config.respect_gitignore is None else config.respect_gitignore
         assume_tf32 = assume_tf32 if config.assume_tf32 is None else config.assume_tf32
+        if config.src is not None:
+            src = tuple(os.path.normpath(os.path.join(base, os.path.expanduser(d))) for d in config.src)
+        follow_imports = follow_imports if config.follow_imports is None else config.follow_imports
         unfixable |= expand_codes(config.unfixable, label.format("unfixable"))
     chain = tuple(config.path for config, _ in layers if config.path is not None)
     return Settings(path=path, chain=chain, root=root, codes=resolve_codes(selections),
                     per_file_ignores=tuple(per_file), excludes=tuple(exclude + extend_exclude), unsafe_fixes=unsafe,
-                    unfixable=frozenset(unfixable), respect_gitignore=gitignore, assume_tf32=assume_tf32)
+                    unfixable=frozenset(unfixable), respect_gitignore=gitignore, assume_tf32=assume_tf32,
+                    src=src, follow_imports=follow_imports)
 
 
 class Resolver:

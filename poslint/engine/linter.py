@@ -11,6 +11,7 @@ from poslint.core.source import SourceText, UndecodableSource
 from poslint.engine.checker import PARSE_ERROR, check_text, parse_error
 from poslint.engine.config import Config, per_file_ignored
 from poslint.engine.files import check_regular, open_nonblocking, relative_to_root
+from poslint.engine.imports import project_files
 from poslint.engine.noqa import parse_suppressions
 from poslint.fix.fixer import _overlaps, applicable, fix_text, unified_diff, write_atomic
 from poslint.fix.locations import SourceMap
@@ -33,7 +34,9 @@ class LintOptions:
     # Why float32 matmuls may run at reduced precision in this run's project (a setting found by
     # poslint.engine.project.scan_reduced_matmul, or assume-tf32); None: only a file's own text says.
     reduced_matmul: Optional[str] = None
-
+    # Where first-party modules live, for following imports into the project's other modules
+    # (see poslint.engine.imports); None: each file is analysed on its own.
+    src: Optional[Tuple[str, ...]] = None
 
 @dataclass
 class FileResult:
@@ -47,6 +50,8 @@ class FileResult:
     source_map: Optional[SourceMap] = None
     fixed_codes: Dict[str, int] = field(default_factory=dict)  # fixes applied, by rule code (--show-fixes)
     notes: List[str] = field(default_factory=list)  # what was skipped in this file, and why
+    # Other files of the project the findings depend on (absolute paths), for the cache.
+    dependencies: List[str] = field(default_factory=list)
 
 
 # A file longer than this (in characters) is not parsed at all when the prefilter shows that no
@@ -180,9 +185,12 @@ def lint_text(text: str, path: str, options: LintOptions, codes: FrozenSet[str]
     when fixing changed it. ``result.source_map`` maps the text the diagnostics refer to."""
 
     passes: List[List[Diagnostic]] = []  # what each check found, in order, to tell which fixes were taken
+    project = project_files(options.src, str(options.config.root)) if options.src is not None else None
+    dependencies: set = set()
 
     def check(text: str) -> Tuple[List[Diagnostic], List[str]]:
-        checked = check_text(text, path, codes, reduced_matmul=options.reduced_matmul)
+        checked = check_text(text, path, codes, reduced_matmul=options.reduced_matmul, project=project)
+        dependencies.update(checked.dependencies)
         found = checked.diagnostics
         if found and not options.ignore_noqa:
             found = parse_suppressions(text).filter(found)
@@ -197,10 +205,11 @@ def lint_text(text: str, path: str, options: LintOptions, codes: FrozenSet[str]
             return large, None
     first = check(text)
     if not options.fix:
-        return FileResult(path, first[0], internal_errors=_unique(first[1]), source_map=SourceMap(text)), None
+        return FileResult(path, first[0], internal_errors=_unique(first[1]), source_map=SourceMap(text),
+                          dependencies=sorted(dependencies)), None
     outcome = fix_text(text, check, options.unsafe_fixes, first)
     result = FileResult(path, outcome.diagnostics, internal_errors=_unique(outcome.internal_errors),
-                        fixed=outcome.fixed, source_map=SourceMap(outcome.text))
+                        fixed=outcome.fixed, source_map=SourceMap(outcome.text), dependencies=sorted(dependencies))
     if outcome.error is not None:
         result.errors.append(f"{path}: not fixed: {outcome.error}")
     if outcome.text == text:

@@ -22,10 +22,10 @@ import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from poslint.core.source import SourceText, UndecodableSource
-from poslint.engine.cache import Cache, Stat, digest, file_stat
+from poslint.engine.cache import Cache, Stat, current_digest, digest, file_stat
 from poslint.engine.linter import FileResult, LintOptions, file_codes, lint_file
 from poslint.fix.fixer import applicable
 from poslint.fix.locations import SourceMap
@@ -180,13 +180,26 @@ def lint_files(paths: Sequence[str], options: LintOptions, jobs: int = 0, cache:
             for i, (result, file_digest, stat) in outcomes:
                 results[i] = result
                 if cache is not None and file_digest is not None and stat is not None:
-                    cache.store(os.path.abspath(paths[i]), stat, file_digest, file_codes(paths[i], options),
-                                options.ignore_noqa, result.diagnostics, options.reduced_matmul)
+                    dependencies = _digests(result.dependencies)
+                    if dependencies is not None:
+                        cache.store(os.path.abspath(paths[i]), stat, file_digest, file_codes(paths[i], options),
+                                    options.ignore_noqa, result.diagnostics, options.reduced_matmul, options.src,
+                                    dependencies)
         finally:
             outcomes.close()  # when interrupted: stop the workers now
     if cache is not None:
         cache.save()
     return [r for r in results if r is not None]
+
+
+def _digests(paths: Sequence[str]) -> Optional[Dict[str, str]]:
+    """The digest of each file the findings depend on; None if one cannot be read (not cached)."""
+    found = {}
+    for path in paths:
+        found[path] = current_digest(path)
+        if found[path] is None:
+            return None
+    return found
 
 
 def _from_cache(cache: Cache, path: str, stat: Stat, options: LintOptions) -> Optional[FileResult]:
@@ -204,7 +217,8 @@ def _from_cache(cache: Cache, path: str, stat: Stat, options: LintOptions) -> Op
         if file_stat(path) != stat:
             return None
         file_digest = digest(data)
-    hit = cache.lookup(path, file_digest, file_codes(path, options), options.ignore_noqa, options.reduced_matmul)
+    hit = cache.lookup(path, file_digest, file_codes(path, options), options.ignore_noqa, options.reduced_matmul,
+                       options.src)
     if hit is None:
         return None
     if options.fix and any(applicable(d.fix, options.unsafe_fixes) for d in hit.diagnostics):

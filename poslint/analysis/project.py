@@ -1,0 +1,170 @@
+"""Project-wide analysis: the other modules of the project that a linted file imports.
+
+The engine gives a :class:`ModuleSource`, which finds a first-party module's file by its dotted
+name (inside the project's roots only). Each module found is a :class:`Unit`: parsed and
+analysed on its own once, *without* following its own imports, so that what it says depends on
+its text alone (which makes it deterministic, cycle-free and cacheable by content). The file
+being linted (the *host*) follows its imports: a call to an imported function or class runs
+that module's code on the host's argument values, in that module's interpreter, and that code
+follows its own imports in turn. What such a call records is kept as :class:`Borrowed` facts
+of the other module, anchored at the host's call, for the engine to report. Recursion across
+modules is cut where a function is already on its interpreter's call stack, as within a file.
+
+Nothing is imported or executed: modules are read as text and parsed with :mod:`ast`.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass, field
+from typing import Dict, Optional, Protocol, Set, Tuple
+
+from poslint.analysis.facts import Borrowed, ModuleFacts
+from poslint.analysis.interpreter import Interpreter
+from poslint.analysis.lattice import Value
+from poslint.analysis.names import ImportResolver
+from poslint.analysis.object_model import ClassInfo, FunctionInfo
+from poslint.core.source import LineIndex
+
+# Re-exports (``from .rotary import Rotary`` in ``__init__.py``) followed before giving up.
+MAX_REEXPORTS = 8
+# Roots of names that are never the project's: torch's API is known from tables, not from its source.
+NOT_FIRST_PARTY = frozenset({"torch", "math", "numpy", "np", "einops", "builtins"})
+
+
+class ModuleSource(Protocol):
+    def find(self, module: str) -> Optional[Tuple[str, str, bool]]:
+        """``(path, text, is_package)`` of a first-party module, or None."""
+
+    def display(self, path: str) -> str:
+        """How messages name ``path``."""
+
+
+def package_of(module: str, is_package: bool) -> str:
+    """The package that relative imports in ``module`` resolve against."""
+    return module if is_package else module.rpartition(".")[0]
+
+
+def parse_module(text: str, path: str) -> Tuple[ast.Module, list, Set[str]]:
+    """The tree of a module, its import statements and the names of its classes (one walk)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = ast.parse(text, filename=path)
+    imports, class_names = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+        elif isinstance(node, ast.ClassDef):
+            class_names.add(node.name)
+    return tree, imports, class_names
+
+
+@dataclass(eq=False)
+class Unit:
+    """A module of the project that some host imports, analysed on its own."""
+
+    module: str
+    path: str
+    facts: ModuleFacts
+    interpreter: Interpreter
+
+
+@dataclass
+class Project:
+    source: ModuleSource
+    _units: Dict[str, Optional[Unit]] = field(default_factory=dict)
+    _loading: Set[str] = field(default_factory=set)
+    # The host being analysed: its module name and interpreter.
+    host_module: Optional[str] = None
+    host: Optional[Interpreter] = None
+    # Files of other modules the current host's analysis read (for the cache).
+    consulted: Set[str] = field(default_factory=set)
+    _checked: Set[str] = field(default_factory=set)  # units found unchanged on disk for this host
+
+    def begin(self, module: Optional[str], interpreter: Interpreter) -> None:
+        self.host_module, self.host, self.consulted, self._checked = module, interpreter, set(), set()
+
+    def unit(self, module: str) -> Optional[Unit]:
+        if module in self._units and module not in self._checked:
+            self._checked.add(module)  # a file fixed earlier in the run is read again
+            known, located = self._units[module], self.source.find(module)
+            if (known is None) != (located is None) or (known and located and known.facts.text != located[1]):
+                del self._units[module]
+        if module in self._units:
+            found = self._units[module]
+        elif module in self._loading:
+            return None
+        else:
+            self._loading.add(module)
+            try:
+                found = self._load(module)
+            finally:
+                self._loading.discard(module)
+            self._units[module] = found
+        if found is not None:
+            self.consulted.add(found.path)
+        return found
+
+    def _load(self, module: str) -> Optional[Unit]:
+        located = self.source.find(module)
+        if located is None:
+            return None
+        path, text, is_package = located
+        try:
+            tree, imports, class_names = parse_module(text, path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        facts = ModuleFacts(tree=tree, text=text, index=LineIndex(text),
+                            names=ImportResolver(tree, imports, package_of(module, is_package)))
+        interpreter = Interpreter(facts, class_names, project=self, path=self.source.display(path))
+        try:
+            interpreter.run()
+        except RecursionError:
+            return None
+        return Unit(module, path, facts, interpreter)
+
+    def _module_interpreter(self, module: str) -> Optional[Interpreter]:
+        if module == self.host_module and self.host is not None:
+            return self.host
+        unit = self.unit(module)
+        return unit.interpreter if unit else None
+
+    def _split(self, qual: str) -> Optional[Tuple[Interpreter, str]]:
+        """The longest prefix of ``qual`` that is a module of the project: its interpreter and the rest."""
+        parts = qual.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            interpreter = self._module_interpreter(".".join(parts[:i]))
+            if interpreter is not None:
+                return interpreter, ".".join(parts[i:])
+        return None
+
+    def definition(self, qual: str) -> Optional[object]:
+        """What ``qual`` names in the project: a :class:`FunctionInfo`, a :class:`ClassInfo`, or
+        the :class:`Value` of a module constant; None for anything else (or outside the project)."""
+        if qual.split(".", 1)[0] in NOT_FIRST_PARTY:
+            return None
+        for _ in range(MAX_REEXPORTS):
+            split = self._split(qual)
+            if split is None:
+                return None
+            interpreter, rest = split
+            name, _, attr = rest.partition(".")
+            model = interpreter.model
+            if model is None:
+                return None
+            if name in model.functions:
+                return None if attr else model.functions[name]
+            if name in model.classes:
+                cls: ClassInfo = model.classes[name]
+                return cls.lookup_method(attr) if attr else cls
+            alias = interpreter.names.aliases.get(name)
+            if alias is not None:  # a re-export: follow it to where it is defined
+                qual = alias + (f".{attr}" if attr else "")
+                continue
+            value = interpreter.globals.get(name)
+            return value if isinstance(value, Value) and not attr else None
+        return None
+
+
+__all__ = ["Borrowed", "FunctionInfo", "ModuleSource", "Project", "Unit", "package_of", "parse_module"]

@@ -1,0 +1,304 @@
+"""The project's modules, found by dotted name for the project-wide analysis.
+
+The project is where first-party modules live:
+
+* the directory above the top package of the file being linted (found by walking up through
+  directories that have an ``__init__.py``), so that a file linted alone still finds its
+  sibling modules;
+* the ``src`` directories of the configuration (like ruff's ``src``; by default the project
+  root and ``<root>/src``).
+
+A module ``a.b.c`` is ``<root>/a/b/c.py`` or ``<root>/a/b/c/__init__.py`` in the first root that
+has one. Only regular files whose real path lies inside that root are read (a symbolic link
+out of the project is not followed), and they are only read and parsed: never imported. Modules
+read this way are analysed to understand the linted file; nothing is reported for them.
+
+:func:`imports_may_matter` extends the prefilter to the project: a file in which no rule can
+fire on its own may still get a finding through what it imports, so it is analysed when a name
+it imports from the project may carry a role (see its docstring).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import warnings
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from poslint.analysis.names import absolute_module
+from poslint.analysis.object_model import nested_blocks
+from poslint.analysis.project import Project, package_of
+from poslint.core.source import SourceText, UndecodableSource
+from poslint.engine.files import read_source
+
+# Files larger than this are not read as modules of the project (generated tables, vendored blobs).
+MAX_MODULE_BYTES = 4 * 1024 * 1024
+
+
+def module_of(path: str, src_roots: Sequence[str]) -> Tuple[Optional[str], bool, Optional[str]]:
+    """``(dotted name, is_package, root)`` of the file at ``path``: from the packages above it
+    (``__init__.py`` files), else relative to the ``src`` root it lies in; None when neither tells."""
+    absolute = os.path.abspath(path)
+    directory, filename = os.path.split(absolute)
+    stem = os.path.splitext(filename)[0]
+    if not stem.isidentifier():
+        return None, False, None
+    is_package = stem == "__init__"
+    parts = [] if is_package else [stem]
+    while os.path.isfile(os.path.join(directory, "__init__.py")) and os.path.basename(directory).isidentifier():
+        parts.insert(0, os.path.basename(directory))
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    if parts and (len(parts) > 1 or not is_package) and directory != os.path.dirname(absolute):
+        return ".".join(parts), is_package, directory
+    for root in src_roots:
+        rel = os.path.relpath(absolute, root)
+        if rel.startswith(os.pardir) or os.path.isabs(rel):
+            continue
+        pieces = os.path.splitext(rel)[0].split(os.sep)
+        if pieces[-1] == "__init__":
+            pieces = pieces[:-1]
+        if pieces and all(p.isidentifier() for p in pieces):
+            return ".".join(pieces), is_package, root
+    if not is_package:
+        return stem, False, os.path.dirname(absolute)
+    return None, False, None
+
+
+class ProjectFiles:
+    """The analysis's :class:`~poslint.analysis.project.ModuleSource` for one run's settings.
+
+    One instance lives per process and settings; its :class:`Project` keeps each module it
+    analysed, so that files of one package share that work."""
+
+    def __init__(self, src_roots: Sequence[str], display_root: str):
+        self.src_roots = tuple(os.path.abspath(r) for r in src_roots)
+        self.display_root = display_root
+        self.roots: Tuple[str, ...] = self.src_roots
+        self.project = Project(self)
+        self._found: Dict[Tuple[Tuple[str, ...], str], Optional[str]] = {}
+        self._texts: Dict[str, Tuple[Tuple[int, int], Optional[str]]] = {}
+        self.read: Set[str] = set()  # the module files read for the current host: what its result depends on
+        self.host: Tuple[Optional[str], bool] = (None, False)  # its module name, and whether it is a package
+
+    def for_host(self, path: str) -> Tuple[Optional[str], bool]:
+        """Prepare to analyse the file at ``path``: its module name and whether it is a package."""
+        module, is_package, root = module_of(path, self.src_roots)
+        self.roots = ((root,) if root and root not in self.src_roots else ()) + self.src_roots
+        self.read = set()
+        self.host = (module, is_package)
+        return module, is_package
+
+    def _locate(self, module: str) -> Optional[str]:
+        key = (self.roots, module)
+        if key not in self._found:
+            self._found[key] = next((p for root in self.roots for p in self._candidates(root, module)), None)
+        return self._found[key]
+
+    @staticmethod
+    def _candidates(root: str, module: str) -> Iterable[str]:
+        base = os.path.join(root, *module.split("."))
+        real_root = os.path.realpath(root)
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(candidate) and _inside(os.path.realpath(candidate), real_root):
+                yield candidate
+
+    def text(self, path: str) -> Optional[str]:
+        """The decoded text of a module file (read again only when its size or time changed)."""
+        try:
+            info = os.stat(path)
+        except OSError:
+            return None
+        stamp = (info.st_mtime_ns, info.st_size)
+        known = self._texts.get(path)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        text = None
+        if info.st_size <= MAX_MODULE_BYTES:
+            try:
+                text = SourceText.from_bytes(read_source(path)).text
+            except (OSError, UndecodableSource):
+                text = None
+        self._texts[path] = (stamp, text)
+        return text
+
+    def find(self, module: str) -> Optional[Tuple[str, str, bool]]:
+        path = self._locate(module)
+        text = self.text(path) if path else None
+        if text is None:
+            return None
+        self.read.add(os.path.abspath(path))
+        return path, text, path.endswith("__init__.py")
+
+    def display(self, path: str) -> str:
+        rel = os.path.relpath(os.path.abspath(path), self.display_root)
+        return path if rel.startswith(os.pardir) else rel.replace(os.sep, "/")
+
+    # ---- the project prefilter ----------------------------------------------------------------
+
+    def imports_may_matter(self, text: str, may_have_findings) -> bool:
+        """Whether a file that the prefilter clears on its own text may still get a finding
+        through the project: it imports from the project a name whose definition, or a
+        definition that it mentions (followed within its module and through its module's
+        imports), has text that the prefilter passes (``may_have_findings``), or imports a
+        project module (``import a.b``) whose text it passes.
+
+        Sound for what the analysis follows: a value with a role enters a file from another module
+        only as the result of calling an imported function or class, through an imported base
+        class, or as an imported constant, and that role is born in code the definition reaches
+        by name. Import statements are found by a regular expression over the whole text,
+        comments and strings included, which can only find more of them."""
+        if "import" not in text:
+            return False
+        module, is_package = self.host
+        package = package_of(module, is_package) if module else None
+        summary = _Definitions(self, may_have_findings)
+        for imported, names in _imports_in(text, package):
+            if names is None:
+                if summary.module_matters(imported):
+                    return True
+            elif any(summary.name_matters(imported, name) for name in names):
+                return True
+        return False
+
+
+_PROJECTS: Dict[Tuple[Tuple[str, ...], str], ProjectFiles] = {}
+
+
+def project_files(src_roots: Sequence[str], display_root: str) -> ProjectFiles:
+    """The process's :class:`ProjectFiles` for these settings (made once, kept for the run)."""
+    key = (tuple(src_roots), display_root)
+    if key not in _PROJECTS:
+        _PROJECTS[key] = ProjectFiles(src_roots, display_root)
+    return _PROJECTS[key]
+
+
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n\\]|\\\n)*)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+((?:[^\n\\#;]|\\\n)*)", re.M)
+
+
+def _imports_in(text: str, package: Optional[str]) -> Iterable[Tuple[str, Optional[List[str]]]]:
+    """``(module, names)`` for each ``from module import names``; ``(module, None)`` for ``import module``."""
+    for match in _FROM.finditer(text):
+        dots, name, names = match.groups()
+        node = ast.ImportFrom(module=name or None, names=[], level=len(dots))
+        module = absolute_module(node, package)
+        if module is None:
+            continue
+        listed = [n.split()[0] for n in names.strip("()").replace("\\\n", " ").split(",") if n.split()]
+        # ``from . import rotary`` imports a module as well as a name.
+        yield module, listed
+        for listed_name in listed:
+            yield (f"{module}.{listed_name}" if module else listed_name), None
+    for match in _IMPORT.finditer(text):
+        for part in match.group(1).replace("\\\n", " ").split(","):
+            words = part.split()
+            if words:
+                yield words[0], None
+
+
+class _Definitions:
+    """What the modules of the project define, for :meth:`ProjectFiles.imports_may_matter`."""
+
+    def __init__(self, files: ProjectFiles, may_have_findings):
+        self.files = files
+        self.passes = may_have_findings
+        self._seen: Set[Tuple[str, str]] = set()
+
+    def module_matters(self, module: str) -> bool:
+        found = self.files.find(module)
+        return found is not None and self.passes(found[1])
+
+    def name_matters(self, module: str, name: str) -> bool:
+        if (module, name) in self._seen:
+            return False
+        self._seen.add((module, name))
+        found = self.files.find(module)
+        if found is None:
+            return False
+        path, text, is_package = found
+        if not name:  # ``import a.b as m``: anything of it
+            return self.passes(text)
+        definitions = _top_level(path, text, package_of(module, is_package))
+        if name not in definitions:  # ``from . import rotary``: a submodule
+            return self.module_matters(f"{module}.{name}")
+        block, mentioned = definitions[name]
+        if block is not None and self.passes(block):
+            return True
+        for target_module, target_name in mentioned:
+            if self.name_matters(target_module, target_name):
+                return True
+        return False
+
+
+_TOP_LEVEL_CACHE: Dict[Tuple[str, int], Dict[str, Tuple[Optional[str], List[Tuple[str, str]]]]] = {}
+
+
+def _top_level(path: str, text: str, package: str) -> Dict[str, Tuple[Optional[str], List[Tuple[str, str]]]]:
+    """For each name a module defines or imports at top level: the text of its definition (None
+    for an import) and the ``(module, name)`` pairs it mentions: the module's own top-level
+    names, and the names it imports."""
+    key = (path, hash(text))
+    if key in _TOP_LEVEL_CACHE:
+        return _TOP_LEVEL_CACHE[key]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = ast.Module(body=[], type_ignores=[])
+    lines = text.splitlines(keepends=True)
+    own: Dict[str, ast.AST] = {}
+    imported: Dict[str, Tuple[str, str]] = {}
+    for node in _top_statements(tree.body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Name):
+                        own[leaf.id] = node
+        elif isinstance(node, ast.ImportFrom):
+            module = absolute_module(node, package)
+            for alias in node.names:
+                if module is not None and alias.name != "*":
+                    imported[alias.asname or alias.name] = (module, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    imported[alias.asname] = (alias.name, "")
+    out: Dict[str, Tuple[Optional[str], List[Tuple[str, str]]]] = {}
+    for name, node in own.items():
+        mentioned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        pairs = [(imported[m] if m in imported else (_module_name(package, path), m))
+                 for m in sorted(mentioned) if m != name and (m in own or m in imported)]
+        out[name] = ("".join(lines[node.lineno - 1:node.end_lineno]), pairs)
+    for name, target in imported.items():
+        out.setdefault(name, (None, [target]))
+    _TOP_LEVEL_CACHE[key] = out
+    return out
+
+
+def _module_name(package: str, path: str) -> str:
+    if path.endswith("__init__.py"):
+        return package
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return f"{package}.{stem}" if package else stem
+
+
+def _top_statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
+    """Top-level statements, with those in ``if``/``try``/``with`` blocks (import fallbacks)."""
+    for stmt in body:
+        blocks = nested_blocks(stmt)
+        if blocks:
+            for block in blocks:
+                yield from _top_statements(block)
+        else:
+            yield stmt
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
