@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from poslint.analysis.lattice import Role, Value
 from poslint.analysis.torch_api import CUDA_AUTOCAST_LOWERED, METADATA
@@ -162,7 +162,7 @@ class Borrowed:
 
     path: str  # how messages name that module's file
     facts: "ModuleFacts"  # over that module's tree
-    own: "ModuleFacts"  # that module's analysis on its own
+    own: Callable[[], "ModuleFacts"]  # that module's analysis on its own (run when first asked)
     anchor: ast.AST
     memo: dict = field(default_factory=dict, repr=False)
     seen: set = field(default_factory=set, repr=False)

@@ -102,6 +102,7 @@ class Interpreter:
         self.anchor: Optional[Tuple["Interpreter", ast.AST]] = None
         self._call_site: Optional[ast.AST] = None  # the call being made, for calls into other modules
         self._borrowed: Dict[tuple, Borrowed] = {}  # as host: facts other modules recorded for its calls
+        self.ran = False
         self.class_names = class_names  # every class defined in the file, at any depth
         self._guards: Dict[int, Optional[Tuple[bool, List[ast.AST]]]] = {}
         self.names = facts.names
@@ -123,7 +124,12 @@ class Interpreter:
 
     # ---- driver ------------------------------------------------------------------------
 
-    def run(self) -> None:
+    def prepare(self) -> None:
+        """Build the module's model and globals: all that a call into its functions needs.
+        :meth:`run` analyses every function; an imported module is run only when a class of it
+        is used, or its own findings are wanted (see :meth:`learn`)."""
+        if self.model is not None:
+            return
         tree = self.facts.tree
         if self.follows_imports:
             self.project.begin(self.module_name, self)
@@ -135,6 +141,19 @@ class Interpreter:
         for cls in self.classes.values():
             cls.home = self
         self.sets_default_dtype = "set_default_" in self.facts.text
+        self._module_level(tree)
+
+    def learn(self) -> ModuleFacts:
+        """Run this module's own analysis once, unless it is running a call for another module
+        (then what its classes hold stays as learnt so far); its facts."""
+        if not self.ran and self.anchor is None:
+            self.run()
+        return self.facts
+
+    def run(self) -> None:
+        self.prepare()
+        self.ran = True
+        tree = self.facts.tree
         entries = self.model.entry_points()
         # Round 1 learns what each attribute holds; round 2 records facts with that knowledge.
         for recording in (False, True):
@@ -158,7 +177,6 @@ class Interpreter:
         self.facts.rotations = self.sinks.cos & self.sinks.sin
         for borrowed in self._borrowed.values():
             borrowed.facts.rotations = self.facts.rotations
-            borrowed.facts.class_mro = borrowed.own.class_mro
         self.facts.borrowed = [b for b in self._borrowed.values() if b.facts.products or b.facts.casts
                                or b.facts.stores or b.facts.creations or b.facts.trigs or b.facts.attr_reads]
         if self.follows_imports:
@@ -190,12 +208,15 @@ class Interpreter:
             return self.call(fn, args, kwargs, self_value, caller)
         if anchor is None:
             return UNKNOWN  # not reached through a call the host shows
+        if fn.cls is not None:
+            self.learn()  # what its class holds: before this call borrows the interpreter
         key = (id(self), id(anchor))
         borrowed = host._borrowed.get(key)
         if borrowed is None:
             facts = ModuleFacts(tree=self.facts.tree, text=self.facts.text, index=self.facts.index, names=self.names)
             facts.rotary_products, facts.escaped = host.facts.rotary_products, host.facts.escaped
-            borrowed = host._borrowed[key] = Borrowed(self.path, facts, self.facts, anchor)
+            facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
+            borrowed = host._borrowed[key] = Borrowed(self.path, facts, self.learn, anchor)
         saved = (self.facts, self._seen_facts, self.recording, self.memo, self.sinks, self._next_attrs,
                  self.cast_candidates, self.anchor, self.follows_imports)
         self.facts, self._seen_facts, self.recording, self.memo = borrowed.facts, borrowed.seen, host.recording, \

@@ -1,9 +1,10 @@
 """Project-wide analysis: the other modules of the project that a linted file imports.
 
 The engine gives a :class:`ModuleSource`, which finds a first-party module's file by its dotted
-name (inside the project's roots only). Each module found is a :class:`Unit`: parsed and
-analysed on its own once, *without* following its own imports, so that what it says depends on
-its text alone (which makes it deterministic, cycle-free and cacheable by content). The file
+name (inside the project's roots only). Each module found is a :class:`Unit`: parsed, and
+analysed on its own once, when a class of it is used or its own findings are needed, *without*
+following its own imports, so that what it says depends on its text alone (which makes it
+deterministic, cycle-free and cacheable by content). The file
 being linted (the *host*) follows its imports: a call to an imported function or class runs
 that module's code on the host's argument values, in that module's interpreter, and that code
 follows its own imports in turn. What such a call records is kept as :class:`Borrowed` facts
@@ -119,7 +120,7 @@ class Project:
                             names=ImportResolver(tree, imports, package_of(module, is_package)))
         interpreter = Interpreter(facts, class_names, project=self, path=self.source.display(path))
         try:
-            interpreter.run()
+            interpreter.prepare()
         except RecursionError:
             return None
         return Unit(module, path, facts, interpreter)
@@ -157,6 +158,7 @@ class Project:
                 return None if attr else model.functions[name]
             if name in model.classes:
                 cls: ClassInfo = model.classes[name]
+                interpreter.learn()  # what the class holds, for subclasses and instances here
                 return cls.lookup_method(attr) if attr else cls
             alias = interpreter.names.aliases.get(name)
             if alias is not None:  # a re-export: follow it to where it is defined

@@ -153,20 +153,24 @@ def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, r
 _OWN_FINDINGS: Dict[int, Tuple[object, Dict[str, Set[tuple]]]] = {}
 
 
+def _own_findings(rule_cls, own) -> Set[tuple]:
+    known = _OWN_FINDINGS.setdefault(id(own), (own, {}))[1]
+    if rule_cls.code not in known:
+        known[rule_cls.code] = {node_key(f.node) for f in rule_cls().check(own)}
+    return known[rule_cls.code]
+
+
 def _borrowed_findings(rule_cls, facts, borrowed) -> Iterator[Finding]:
     """The findings in another module's code that a call of this file caused, where this file is
     where they show: at the call (or at this file's value that went into it), naming the other
     file and line, and without a fix (it would edit the other file). A finding that the other
     module's own analysis makes is its own, and is reported when that file is linted."""
-    known = _OWN_FINDINGS.setdefault(id(borrowed.own), (borrowed.own, {}))[1]
-    if rule_cls.code not in known:
-        known[rule_cls.code] = {node_key(f.node) for f in rule_cls().check(borrowed.own)}
     anchor_line = borrowed.anchor.lineno
     for finding in rule_cls().check(borrowed.facts):
         if facts.holds(finding.node):
             yield Finding(finding.node, f"{finding.message} (in {borrowed.path}, reached by the call on line "
                                         f"{anchor_line})")
-        elif node_key(finding.node) not in known[rule_cls.code]:
+        elif node_key(finding.node) not in _own_findings(rule_cls, borrowed.own()):
             yield Finding(borrowed.anchor, f"{finding.message} (in {borrowed.path}:{finding.node.lineno}, "
                                            f"reached by this call)")
 

@@ -1,0 +1,196 @@
+"""Project-wide analysis (issue 13): imports followed into the project's other modules.
+
+Each package under ``tests/fixtures/projects/`` holds a bug that only shows across two files,
+and near-misses beside it that must stay silent. The expected findings below are the whole
+output: every other line of every file is a near-miss.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from poslint.analysis.names import absolute_module
+from poslint.engine.imports import ProjectFiles, module_of
+from poslint.engine.prefilter import may_have_findings
+
+PROJECTS = Path(__file__).parent / "fixtures" / "projects"
+
+# (path, line, code, words the message must hold)
+EXPECTED = {
+    "split_rotary": [
+        # The positions' dtype is chosen in model.py; the product that rounds them is in rotary.py.
+        ("splitrot/model.py", 17, "POS101", "(in splitrot/layers/rotary.py, reached by the call on line 18)"),
+    ],
+    "alibi_helper": [
+        # The cast to the activation dtype is in bias.py; the dtype comes from this call.
+        ("alibipkg/model.py", 15, "POS201", "(in alibipkg/bias.py:17, reached by this call)"),
+    ],
+    "rope_utils": [
+        # The frequencies' role comes from rope_utils.py; the product is here.
+        ("freqpkg/model.py", 16, "POS101", "positions take the activation dtype (x.dtype)"),
+    ],
+    "base_hook": [
+        # base.py's own finding: its forward rebuilds the cache from the converted buffer.
+        ("hookpkg/base.py", 17, "POS106", "upcast at use"),
+        # The override of a hook that the base's forward calls runs after model.to().
+        ("hookpkg/scaled.py", 15, "POS101", "the dtype of buffer 'inv_freq'"),
+        ("hookpkg/scaled.py", 16, "POS102", "buffer 'inv_freq'"),
+    ],
+    "cycle": [
+        ("cyc/freqs.py", 11, "POS101", "(cyc/positions.py:7)"),
+        ("cyc/positions.py", 11, "POS101", "explicit torch.float16"),
+    ],
+}
+
+
+def _findings(cwd: Path, *args: str):
+    """poslint's findings in ``cwd`` as sorted (path, line, code, message)."""
+    proc = subprocess.run([sys.executable, "-m", "poslint", "--output-format", "json", *args], cwd=cwd,
+                          capture_output=True, text=True)
+    assert proc.returncode in (0, 1), proc.stderr
+    return sorted((Path(d["filename"]).as_posix(), d["location"]["row"], d["code"], d["message"])
+                  for d in json.loads(proc.stdout))
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_cross_file_findings_and_near_misses(name, tmp_path):
+    project = tmp_path / name
+    shutil.copytree(PROJECTS / name, project)
+    found = _findings(project, "--no-cache", ".")
+    assert [(p, line, code) for p, line, code, _ in found] == sorted((p, line, c) for p, line, c, _ in EXPECTED[name])
+    for (path, line, code, message), (_, _, _, words) in zip(found, sorted(EXPECTED[name])):
+        assert words in message, message
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_file_alone_shows_only_its_own_findings(name, tmp_path):
+    """With imports not followed, only the findings that one file shows remain (base.py's own)."""
+    project = tmp_path / name
+    shutil.copytree(PROJECTS / name, project)
+    found = _findings(project, "--no-cache", "--config", "follow-imports=false", ".")
+    own = [(p, line, c) for p, line, c, _ in EXPECTED[name] if (p, c) == ("hookpkg/base.py", "POS106")]
+    assert [(p, line, code) for p, line, code, _ in found] == own
+
+
+def test_partial_run_reads_imported_modules_but_reports_nothing_for_them(tmp_path):
+    project = tmp_path / "base_hook"
+    shutil.copytree(PROJECTS / "base_hook", project)
+    found = _findings(project, "--no-cache", "hookpkg/scaled.py")
+    assert [(p, line, code) for p, line, code, _ in found] == [("hookpkg/scaled.py", 15, "POS101"),
+                                                               ("hookpkg/scaled.py", 16, "POS102")]
+    # Linted from elsewhere, by path, as pre-commit does: the package is found from its __init__.py files.
+    found = _findings(tmp_path, "--no-cache", "base_hook/hookpkg/scaled.py")
+    assert [code for _, _, code, _ in found] == ["POS101", "POS102"]
+
+
+def test_cache_is_invalidated_when_an_imported_file_changes(tmp_path):
+    project = tmp_path / "split_rotary"
+    shutil.copytree(PROJECTS / "split_rotary", project)
+    assert [c for _, _, c, _ in _findings(project, ".")] == ["POS101"]
+    assert [c for _, _, c, _ in _findings(project, ".")] == ["POS101"]  # from the cache
+    cache = next((project / ".poslint_cache").glob("poslint-*.json"))
+    recorded = json.loads(cache.read_text())["dependencies"]
+    assert any(path.endswith(os.path.join("layers", "rotary.py")) for deps in recorded.values() for path in deps)
+    rotary = project / "splitrot" / "layers" / "rotary.py"
+    text = rotary.read_text()
+    # rotary.py stops multiplying the caller's positions: model.py, unchanged, is clean now.
+    rotary.write_text(text.replace("freqs = positions[..., None] *",
+                                   "freqs = torch.arange(positions.shape[0], dtype=torch.float32)[..., None] *"))
+    assert _findings(project, ".") == []
+    rotary.write_text(text)
+    assert [c for _, _, c, _ in _findings(project, ".")] == ["POS101"]
+
+
+def test_prefilter_lets_through_files_whose_imports_carry_roles(tmp_path):
+    """These hosts are cleared by the per-file prefilter, yet have project findings: the project
+    prefilter sends them to the analysis, and the result is the same as without any prefilter."""
+    hosts = [PROJECTS / "alibi_helper/alibipkg/model.py", PROJECTS / "rope_utils/freqpkg/model.py",
+             PROJECTS / "cycle/cyc/positions.py"]
+    assert not any(may_have_findings(p.read_text()) for p in hosts)
+    from poslint.engine.checker import check_text
+    from poslint.rules import all_rules
+
+    for host in hosts:
+        files = ProjectFiles([str(host.parents[1])], str(host.parents[1]))
+        text = host.read_text()
+        with_prefilter = check_text(text, str(host), frozenset(all_rules()), project=files)
+        without = check_text(text, str(host), frozenset(all_rules()), project=files, prefilter=False)
+        assert with_prefilter.diagnostics == without.diagnostics != []
+        assert with_prefilter.dependencies  # what the result depends on, for the cache
+
+
+def test_project_prefilter_clears_files_that_import_nothing_that_matters(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "util.py").write_text("def add(a, b):\n    return a + b\n")
+    (package / "rope.py").write_text("import torch\n\ndef inv_freq(d):\n    return 1.0 / 10000 ** (torch.arange(0, d, 2) / d)\n")
+    files = ProjectFiles([str(tmp_path)], str(tmp_path))
+    files.for_host(str(package / "user.py"))
+    assert not files.imports_may_matter("from .util import add\nx = add(1, 2)\n", may_have_findings)
+    assert files.imports_may_matter("from .rope import inv_freq\n", may_have_findings)
+    assert files.imports_may_matter("from pkg import rope\n", may_have_findings)
+    assert files.imports_may_matter("import pkg.rope as r\n", may_have_findings)
+    # A name whose definition mentions one that carries a role (in its module, or imported there).
+    (package / "wrap.py").write_text("from .rope import inv_freq\n\ndef table(d):\n    return inv_freq(d)\n")
+    assert files.imports_may_matter("from .wrap import table\n", may_have_findings)
+
+
+def test_relative_imports_resolve_against_the_package():
+    import ast
+
+    def resolve(source, package):
+        return absolute_module(ast.parse(source).body[0], package)
+
+    assert resolve("from .rotary import R", "pkg.layers") == "pkg.layers.rotary"
+    assert resolve("from ..utils import f", "pkg.layers") == "pkg.utils"
+    assert resolve("from . import rotary", "pkg") == "pkg"
+    assert resolve("from ... import x", "pkg.layers") is None  # above the top package
+    assert resolve("from .rotary import R", None) is None  # the layout does not tell
+    assert resolve("from torch import nn", None) == "torch"
+
+
+def test_module_names_from_packages_and_src_roots(tmp_path):
+    (tmp_path / "src" / "pkg" / "sub").mkdir(parents=True)
+    for init in ("src/pkg/__init__.py", "src/pkg/sub/__init__.py"):
+        (tmp_path / init).write_text("")
+    (tmp_path / "src" / "pkg" / "sub" / "mod.py").write_text("")
+    (tmp_path / "src" / "nspkg").mkdir()
+    (tmp_path / "src" / "nspkg" / "mod.py").write_text("")
+    (tmp_path / "script.py").write_text("")
+    src = [str(tmp_path), str(tmp_path / "src")]
+    assert module_of(str(tmp_path / "src/pkg/sub/mod.py"), src) == ("pkg.sub.mod", False, str(tmp_path / "src"))
+    assert module_of(str(tmp_path / "src/pkg/sub/__init__.py"), src) == ("pkg.sub", True, str(tmp_path / "src"))
+    assert module_of(str(tmp_path / "src/nspkg/mod.py"), src)[:2] == ("src.nspkg.mod", False)
+    assert module_of(str(tmp_path / "src/nspkg/mod.py"), src[1:])[:2] == ("nspkg.mod", False)
+    assert module_of(str(tmp_path / "script.py"), src)[:2] == ("script", False)
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_a_symbolic_link_out_of_the_project_is_never_read(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "rope.py").write_text("def f():\n    return 1\n")
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    os.symlink(outside / "rope.py", root / "pkg" / "rope.py")
+    files = ProjectFiles([str(root)], str(root))
+    files.for_host(str(root / "pkg" / "model.py"))
+    assert files.find("pkg.rope") is None
+    assert files.find("pkg") is not None
+
+
+def test_findings_are_the_same_in_one_process_and_in_a_pool(tmp_path):
+    tree = tmp_path / "projects"
+    shutil.copytree(PROJECTS, tree)
+    one = _findings(tree / "base_hook", "--no-cache", "-j", "1", ".")
+    pool = _findings(tree / "base_hook", "--no-cache", "-j", "2", ".")
+    assert one == pool
