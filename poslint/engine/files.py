@@ -27,8 +27,9 @@ import re
 import stat
 import warnings
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable, List, Optional, Sequence
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from poslint.core.source import SourceText, UndecodableSource
 
@@ -43,20 +44,56 @@ _SHEBANG = re.compile(rb"#![^\n]*\bpython[0-9.]*(?:\s|$)")
 
 def glob_matches(pattern: str, relpath: str) -> bool:
     """True if ``pattern`` matches ``relpath`` (posix, relative) or a directory above it."""
+    anchored, literal, regex = _compiled_glob(pattern)
+    parts = [p for p in relpath.split("/") if p not in ("", ".")]
+    if literal is not None and not anchored:
+        return literal in parts
+    path = "/".join(parts)
+    # Each directory above the path, and the path, ends at a "/" or at the end; an anchored glob
+    # is matched against the path up to there, another against the name that ends there.
+    start = 0
+    for end in _ends(path):
+        if regex.match(path, 0 if anchored else start, end):
+            return True
+        start = end + 1
+    return False
+
+
+def _ends(path: str) -> Iterable[int]:
+    end = path.find("/")
+    while end >= 0:
+        yield end
+        end = path.find("/", end + 1)
+    if path:
+        yield len(path)
+
+
+@lru_cache(maxsize=None)
+def _compiled_glob(pattern: str) -> Tuple[bool, Optional[str], "re.Pattern[str]"]:
+    """(whether ``pattern`` is matched from the root, the name it is when it has no wildcard,
+    its compiled form): each exclude glob is compiled once per run, not once per path."""
     pattern = pattern.rstrip("/")
     if pattern.startswith("./"):
         pattern = pattern[2:]
-    parts = [p for p in relpath.split("/") if p not in ("", ".")]
     anchored = "/" in pattern
-    for i in range(len(parts), 0, -1):
-        candidate = "/".join(parts[:i]) if anchored else parts[i - 1]
-        if fnmatch.fnmatchcase(candidate, pattern.lstrip("/")):
-            return True
-    return False
+    body = pattern.lstrip("/")
+    literal = None if any(c in body for c in "*?[") else body
+    return anchored, literal, re.compile(fnmatch.translate(body))
 
 
 def relative_to_root(path: str, root: Path) -> str:
     """``path`` relative to ``root`` in posix form, or its absolute form if it lies outside."""
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the current directory is gone: nothing to key the cache on
+        return _relative_to_root(path, os.fspath(root), None)
+    return _relative_to_root(path, os.fspath(root), cwd)
+
+
+@lru_cache(maxsize=16384)
+def _relative_to_root(path: str, root: str, cwd: Optional[str]) -> str:
+    """``cwd`` is only part of the key: a relative ``path`` or ``root`` depends on it. Discovery
+    asks this for every path and every exclude glob, so the answer is remembered."""
     absolute = os.path.abspath(path)
     rel = os.path.relpath(absolute, os.path.abspath(root))
     if rel == os.pardir or rel.startswith(os.pardir + os.sep):
