@@ -21,6 +21,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.facts import (WILDCARD, AttrRead, Borrowed, Cast, Creation, ModuleFacts, Product, Site, Store,
                                     Trig, family_matches, node_key)
+from poslint.analysis.library_summaries import LIBRARY
 from poslint.analysis.lattice import (
     UNKNOWN,
     UNKNOWN_TENSOR,
@@ -825,6 +826,9 @@ class Interpreter:
             return merge_all(value.payload) if value.payload else UNKNOWN
         if value.sort is Sort.PYFLOAT or value.sort is Sort.PYINT:
             return value
+        summary = LIBRARY.get(value.payload_key[1]) if _is_qual(value) else None
+        if summary is not None and summary.effect == "rope-init-table":
+            return Value(sort=Sort.CALLABLE, payload_key=("library", "rope-init"))
         if not value.is_tensor:
             if value.roles:  # a Python list of slopes, say
                 return value
@@ -1139,6 +1143,8 @@ class Interpreter:
             key = callee.payload_key
             if key == "builtin.range":
                 return Value(sort=Sort.OTHER, payload_key="range")
+            if isinstance(key, tuple) and key[0] == "library":
+                return self.library_call(key[1], node, args)
             if isinstance(key, tuple) and key[0] == "qual":
                 return self.torch_function(key[1], node, args, kwargs, frame, callee)
         if isinstance(callee.payload, _MethodOf):
@@ -1181,7 +1187,9 @@ class Interpreter:
                     ("const", 2), ("const", 2.0)) else frozenset()
                 return Value(sort=Sort.PYFLOAT if name not in ("floor", "ceil") else Sort.PYINT, roles=roles)
             return UNKNOWN
-        if not qual.startswith("torch") and not qual.startswith("einops"):
+        if qual in LIBRARY:
+            return self.library_call(LIBRARY[qual].effect, node, args)
+        if not qual.startswith("torch"):
             return UNKNOWN
         if name in ("set_default_dtype", "set_default_tensor_type") and args:
             target = args[0]
@@ -1286,6 +1294,20 @@ class Interpreter:
             return merge(args[1], args[2])
         receiver = args[0] if args else UNKNOWN
         return self.tensor_method(name, receiver, node, args[1:], kwargs, frame, function_form=True)
+
+    def library_call(self, effect: str, node: ast.Call, args: List[Value]) -> Value:
+        """A call of a third-party helper, by its summary (poslint.analysis.library_summaries)."""
+        first = args[0] if args else UNKNOWN
+        if effect == "preserves":
+            return first
+        if effect == "applies-rotary":
+            return Value(sort=Sort.TENSOR, prec=first.prec, origin=first.origin) if first.is_tensor else UNKNOWN_TENSOR
+        if effect == "rope-init":
+            freqs = tensor(Prec.F32, Origin.at(node, "float32 frequencies from transformers' rope init", Prec.F32),
+                           roles=frozenset({Role.FREQS}))
+            return Value(sort=Sort.TUPLE, payload=(freqs, Value(sort=Sort.PYFLOAT)),
+                         payload_key=("rope-init", node_key(node)))
+        return UNKNOWN
 
     def _arange(self, node: ast.Call, args: List[Value], kwargs: Dict[str, Value], frame: Frame) -> Value:
         dtype = self._dtype_arg(kwargs, node)
@@ -1667,6 +1689,10 @@ def _number_like(value: Value) -> bool:
 def _carried_kind(value: Value) -> Optional[str]:
     key = value.payload_key
     return key[2] if isinstance(key, tuple) and len(key) == 3 and key[0] == "param" else None
+
+
+def _is_qual(value: Value) -> bool:
+    return isinstance(value.payload_key, tuple) and len(value.payload_key) == 2 and value.payload_key[0] == "qual"
 
 
 def _is_parameter(value: Value) -> bool:

@@ -1,0 +1,49 @@
+"""What widely used third-party helpers do to dtypes and roles, as data, so that their use is
+understood without reading site-packages (which poslint never does). Each entry says which
+version of the library's source it was checked against.
+
+Effects:
+
+* ``preserves``: returns its first argument's dtype and role (shape and layout operations);
+* ``applies-rotary``: rotates its first argument by the cos/sin tables it is given, as given
+  (no recomputation, no cast of the tables): returns a tensor of the first argument's dtype,
+  with no positional role;
+* ``rope-init``: returns ``(inv_freq, attention_factor)``: float32 RoPE frequencies and a
+  Python float;
+* ``rope-init-table``: a mapping whose values are ``rope-init`` functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict
+
+
+@dataclass(frozen=True)
+class LibrarySummary:
+    effect: str
+    checked: str  # the library version and file the entry was checked against, and what it showed
+
+
+_EINOPS = "einops 0.8.2, einops/einops.py: a reshape/permute/expand of the backend tensor, no dtype argument"
+_FLASH = ("flash-attention at commit 09d422b (2025), flash_attn/layers/rotary.py: ApplyRotaryEmb.apply runs the "
+          "Triton kernel on x with cos and sin as passed; the output has x's dtype")
+_ROPE = ("transformers 4.57.1 and 5.24.0, transformers/modeling_rope_utils.py: every _compute_*_rope_parameters "
+         "builds inv_freq from torch.arange(..., dtype=torch.int64).to(dtype=torch.float) (or float32 factors) and "
+         "returns (inv_freq, attention_factor)")
+
+LIBRARY: Dict[str, LibrarySummary] = {
+    "einops.rearrange": LibrarySummary("preserves", _EINOPS),
+    "einops.repeat": LibrarySummary("preserves", _EINOPS),
+    "flash_attn.layers.rotary.apply_rotary_emb": LibrarySummary("applies-rotary", _FLASH),
+    "flash_attn.layers.rotary.apply_rotary_emb_func": LibrarySummary("applies-rotary", _FLASH),
+    "transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS": LibrarySummary(
+        "rope-init-table", _ROPE + "; ROPE_INIT_FUNCTIONS maps rope types to them"),
+    **{f"transformers.modeling_rope_utils._compute_{kind}_rope_parameters": LibrarySummary("rope-init", _ROPE)
+       for kind in ("default", "linear_scaling", "dynamic_ntk", "yarn", "longrope", "llama3", "proportional")},
+}
+
+# A file can only get a role from this table by naming one of these (lower-cased): the prefilter
+# lets such a file through (see poslint.engine.prefilter).
+ROLE_WORDS = frozenset(qual.rsplit(".", 1)[-1].lower() for qual, summary in LIBRARY.items()
+                       if summary.effect in ("rope-init", "rope-init-table"))
