@@ -105,6 +105,10 @@ def main() -> None:
 @click.option("--assume-tf32/--no-assume-tf32", default=None,
               help="Report angle products through matmuls (POS107) as if float32 matmuls ran in TF32, even "
                    "where no linted file enables it. Overrides the `assume-tf32` config key; off by default.")
+@click.option("--follow-imports/--no-follow-imports", default=None,
+              help="Follow calls and base classes imported from the project's other modules (read, never "
+                   "imported; nothing is reported for them). Overrides the `follow-imports` config key; on by "
+                   "default.")
 @click.option("--fix-only", is_flag=True,
               help="Apply fixes like --fix, but do not report the findings that remain; exit 0 unless "
                    "something failed (or, with --exit-non-zero-on-fix, something was fixed).")
@@ -173,7 +177,8 @@ def main() -> None:
               show_envvar=True,
               help="Keep the cache of results in DIR (default: .poslint_cache in each file's project root, the "
                    "directory of its configuration file, or else the current directory).")
-def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], assume_tf32: Optional[bool], fix_only: bool,
+def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], assume_tf32: Optional[bool],
+          follow_imports: Optional[bool], fix_only: bool,
           exit_non_zero_on_fix: bool, unfixable: Tuple[str, ...], diff: bool, add_noqa: bool, exit_zero: bool,
           select: Tuple[str, ...], extend_select: Tuple[str, ...], ignore: Tuple[str, ...],
           extend_per_file_ignores: Tuple[str, ...], config_args: Tuple[str, ...], exclude: Tuple[str, ...],
@@ -196,7 +201,7 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], assum
     paths = () if use_stdin else (paths or (".",))
     try:
         resolver = _resolver(config_args, select, extend_select, ignore, extend_per_file_ignores, exclude,
-                             extend_exclude, unsafe_fixes, unfixable, respect_gitignore, assume_tf32)
+                             extend_exclude, unsafe_fixes, unfixable, respect_gitignore, assume_tf32, follow_imports)
         if show_settings:
             _echo(_settings_text(paths[0] if paths else (stdin_filename or "."), resolver, stdin_filename), nl=False)
             ctx.exit(0)
@@ -280,7 +285,7 @@ def check(paths: Tuple[str, ...], fix: bool, unsafe_fixes: Optional[bool], assum
 
 
 def _resolver(config_args, select, extend_select, ignore, extend_per_file_ignores, exclude, extend_exclude,
-              unsafe_fixes, unfixable, respect_gitignore, assume_tf32=None) -> Resolver:
+              unsafe_fixes, unfixable, respect_gitignore, assume_tf32=None, follow_imports=None) -> Resolver:
     """The settings of each file: its configuration, then ``--config KEY=VALUE``, then the options."""
     # As in ruff: an argument is a KEY = VALUE override unless it names a file (or has no `=`).
     files = [arg for arg in config_args if os.path.exists(arg) or "=" not in arg]
@@ -295,7 +300,8 @@ def _resolver(config_args, select, extend_select, ignore, extend_per_file_ignore
                           exclude=tuple(exclude) or None, extend_exclude=tuple(extend_exclude),
                           unsafe_fixes=unsafe_fixes, unfixable=codes_list(list(unfixable)),
                           extend_per_file_ignores=_per_file_option(extend_per_file_ignores),
-                          respect_gitignore=respect_gitignore, assume_tf32=assume_tf32, base=Path.cwd())
+                          respect_gitignore=respect_gitignore, assume_tf32=assume_tf32,
+                          follow_imports=follow_imports, base=Path.cwd())
     resolver = Resolver(Path(files[0]) if files else None, overrides, (command_line, "--{}"))
     resolver.for_directory(os.getcwd())  # report bad options and a bad configuration before any work
     return resolver
