@@ -164,7 +164,6 @@ class Borrowed:
     facts: "ModuleFacts"  # over that module's tree
     own: Callable[[], "ModuleFacts"]  # that module's analysis on its own (run when first asked)
     anchor: ast.AST
-    memo: dict = field(default_factory=dict, repr=False)
     seen: set = field(default_factory=set, repr=False)
 
 
@@ -197,6 +196,8 @@ class ModuleFacts:
     # Facts of imported modules' code run by calls from this file, and the files read for them.
     borrowed: List[Borrowed] = field(default_factory=list)
     dependencies: Set[str] = field(default_factory=set)
+    # What each rule finds in these facts (node keys), when another module's report needs it.
+    findings_by_rule: Dict[str, Set[NodeKey]] = field(default_factory=dict, repr=False)
     _node_ids: Optional[Set[int]] = field(default=None, repr=False)
     _parents: Optional[Dict[int, ast.AST]] = field(default=None, repr=False)
     _reads: Optional[AttrIndex] = field(default=None, repr=False)

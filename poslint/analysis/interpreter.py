@@ -44,6 +44,8 @@ from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CR
 
 # Deep enough for helpers that call helpers; recursion is cut by the call stack, cost by the memo.
 MAX_CALL_DEPTH = 24
+# Results of calls into an imported module kept for every file that makes the same call.
+MAX_SUMMARIES = 4096
 
 
 # --------------------------------------------------------------------------------------------
@@ -103,6 +105,9 @@ class Interpreter:
         self.anchor: Optional[Tuple["Interpreter", ast.AST]] = None
         self._call_site: Optional[ast.AST] = None  # the call being made, for calls into other modules
         self._borrowed: Dict[tuple, Borrowed] = {}  # as host: facts other modules recorded for its calls
+        self._borrowed_memos: Dict[int, dict] = {}  # as host: the call memo of each other module, per round
+        # As an imported module: results of calls that depend on their arguments alone (see call_for).
+        self.summaries: Dict[tuple, Value] = {}
         self.ran = False
         self.class_names = class_names  # every class defined in the file, at any depth
         self._guards: Dict[int, Optional[Tuple[bool, List[ast.AST]]]] = {}
@@ -127,8 +132,8 @@ class Interpreter:
 
     def prepare(self) -> None:
         """Build the module's model and globals: all that a call into its functions needs.
-        :meth:`run` analyses every function; an imported module is run only when a class of it
-        is used, or its own findings are wanted (see :meth:`learn`)."""
+        :meth:`run` analyses every function; an imported module is run when a file first uses
+        one of its definitions (see :meth:`learn`)."""
         if self.model is not None:
             return
         tree = self.facts.tree
@@ -145,8 +150,8 @@ class Interpreter:
         self._module_level(tree)
 
     def learn(self) -> ModuleFacts:
-        """Run this module's own analysis once, unless it is running a call for another module
-        (then what its classes hold stays as learnt so far); its facts."""
+        """Run this module's own analysis once (not while it runs a call for another module:
+        it learnt before that call began); its facts."""
         if not self.ran and self.anchor is None:
             self.run()
         return self.facts
@@ -160,8 +165,7 @@ class Interpreter:
         for recording in (False, True):
             self.recording = recording
             self.memo.clear()
-            for borrowed in self._borrowed.values():
-                borrowed.memo.clear()
+            self._borrowed_memos.clear()
             for cls in self.classes.values():
                 cls.attrs = self._next_attrs.get(cls.name, {}) if recording else {}
             self._next_attrs = {}
@@ -209,8 +213,15 @@ class Interpreter:
             return self.call(fn, args, kwargs, self_value, caller)
         if anchor is None:
             return UNKNOWN  # not reached through a call the host shows
-        if fn.cls is not None:
-            self.learn()  # what its class holds: before this call borrows the interpreter
+        # What its classes hold, learnt before this call borrows the interpreter: the same
+        # whichever file asks first, so that results do not depend on the order files are linted.
+        self.learn()
+        context = (id(fn), tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
+                   bool(caller and caller.autocast_off), caller.default if caller else None,
+                   bool(caller and caller.runtime))
+        reusable = all(self._host_free(v) for v in (*args, *kwargs.values()))
+        if reusable and context in self.summaries:
+            return host.rebased(self.summaries[context], anchor, self.path)
         key = (id(self), id(anchor))
         borrowed = host._borrowed.get(key)
         if borrowed is None:
@@ -218,10 +229,11 @@ class Interpreter:
             facts.rotary_products, facts.escaped = host.facts.rotary_products, host.facts.escaped
             facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
             borrowed = host._borrowed[key] = Borrowed(self.path, facts, self.learn, anchor)
+        before = host._observed(borrowed.facts)
         saved = (self.facts, self._seen_facts, self.recording, self.memo, self.sinks, self._next_attrs,
                  self.cast_candidates, self.anchor, self.follows_imports)
         self.facts, self._seen_facts, self.recording, self.memo = borrowed.facts, borrowed.seen, host.recording, \
-            borrowed.memo
+            host._borrowed_memos.setdefault(id(self), {})
         self.sinks, self._next_attrs, self.cast_candidates = host.sinks, {}, host.cast_candidates
         self.anchor, self.follows_imports = (host, anchor), True
         try:
@@ -229,7 +241,33 @@ class Interpreter:
         finally:
             (self.facts, self._seen_facts, self.recording, self.memo, self.sinks, self._next_attrs,
              self.cast_candidates, self.anchor, self.follows_imports) = saved
+        if reusable and host.recording and host._observed(borrowed.facts) == before and self._host_free(result):
+            # It saw nothing of the caller's and left no trace: any file's same call gives this.
+            if len(self.summaries) >= MAX_SUMMARIES:
+                self.summaries.clear()
+            self.summaries[context] = result
         return host.rebased(result, anchor, self.path)
+
+    def _observed(self, borrowed: ModuleFacts) -> tuple:
+        """How much this host (and ``borrowed``) has recorded: a call that changes none of it left no trace."""
+        return (len(borrowed.products), len(borrowed.casts), len(borrowed.stores), len(borrowed.creations),
+                len(borrowed.trigs), len(borrowed.attr_reads), len(self.facts.escaped),
+                len(self.facts.rotary_products), len(self.cast_candidates), len(self.sinks.trig),
+                len(self.sinks.cos), len(self.sinks.sin), len(self.sinks.attention))
+
+    def _host_free(self, value: Value) -> bool:
+        """Whether ``value`` holds nothing of a particular caller: no node, product or definition
+        of another module (so that a call on it means the same whoever makes it)."""
+        if value.products or value.recent:
+            return False
+        for origin in (value.origin, value.rounded):
+            if origin is not None and not self.facts.holds(origin.node):
+                return False
+        payload = value.payload
+        if isinstance(payload, tuple):
+            return all(self._host_free(v) if isinstance(v, Value) else getattr(v, "home", self) is self
+                       for v in payload)
+        return getattr(payload, "home", self) is self and not isinstance(payload, _MethodOf)
 
     def rebased(self, value: Value, anchor: ast.AST, path: str) -> Value:
         """``value`` as this module sees it: where another module decided its precision, the

@@ -2,7 +2,7 @@
 
 The engine gives a :class:`ModuleSource`, which finds a first-party module's file by its dotted
 name (inside the project's roots only). Each module found is a :class:`Unit`: parsed, and
-analysed on its own once, when a class of it is used or its own findings are needed, *without*
+analysed on its own once, when a linted file first uses one of its definitions, *without*
 following its own imports, so that what it says depends on its text alone (which makes it
 deterministic, cycle-free and cacheable by content). The file
 being linted (the *host*) follows its imports: a call to an imported function or class runs
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Protocol, Set, Tuple
 
@@ -30,6 +31,9 @@ from poslint.core.source import LineIndex
 
 # Re-exports (``from .rotary import Rotary`` in ``__init__.py``) followed before giving up.
 MAX_REEXPORTS = 8
+# Imported modules kept between hosts, least recently used dropped first: a module's analysis
+# depends on its text alone, so one read again gives the same result; this bounds memory.
+MAX_UNITS = 48
 # Roots of names that are never the project's: torch's API is known from tables, not from its source.
 NOT_FIRST_PARTY = frozenset({"torch", "math", "numpy", "np", "einops", "builtins"})
 
@@ -74,7 +78,7 @@ class Unit:
 @dataclass
 class Project:
     source: ModuleSource
-    _units: Dict[str, Optional[Unit]] = field(default_factory=dict)
+    _units: "OrderedDict[str, Optional[Unit]]" = field(default_factory=OrderedDict)
     _loading: Set[str] = field(default_factory=set)
     # The host being analysed: its module name and interpreter.
     host_module: Optional[str] = None
@@ -85,6 +89,8 @@ class Project:
 
     def begin(self, module: Optional[str], interpreter: Interpreter) -> None:
         self.host_module, self.host, self.consulted, self._checked = module, interpreter, set(), set()
+        while len(self._units) > MAX_UNITS:
+            self._units.popitem(last=False)
 
     def unit(self, module: str) -> Optional[Unit]:
         if module in self._units and module not in self._checked:
@@ -94,6 +100,7 @@ class Project:
                 del self._units[module]
         if module in self._units:
             found = self._units[module]
+            self._units.move_to_end(module)
         elif module in self._loading:
             return None
         else:

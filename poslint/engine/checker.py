@@ -149,12 +149,9 @@ def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, r
     return diagnostics, internal_errors
 
 
-# The findings of each imported module's own analysis, by rule: those are its own, not the host's.
-_OWN_FINDINGS: Dict[int, Tuple[object, Dict[str, Set[tuple]]]] = {}
-
-
 def _own_findings(rule_cls, own) -> Set[tuple]:
-    known = _OWN_FINDINGS.setdefault(id(own), (own, {}))[1]
+    """Where ``rule_cls`` reports in an imported module's own analysis: those findings are its own."""
+    known = own.findings_by_rule
     if rule_cls.code not in known:
         known[rule_cls.code] = {node_key(f.node) for f in rule_cls().check(own)}
     return known[rule_cls.code]

@@ -34,6 +34,8 @@ from poslint.engine.files import read_source
 
 # Files larger than this are not read as modules of the project (generated tables, vendored blobs).
 MAX_MODULE_BYTES = 4 * 1024 * 1024
+# Texts and definition indexes kept per process; past this many, they are read again (memory).
+MAX_KEPT = 256
 
 
 def module_of(path: str, src_roots: Sequence[str]) -> Tuple[Optional[str], bool, Optional[str]]:
@@ -117,6 +119,8 @@ class ProjectFiles:
         if known is not None and known[0] == stamp:
             return known[1]
         text = None
+        if len(self._texts) >= MAX_KEPT:
+            self._texts.clear()
         if info.st_size <= MAX_MODULE_BYTES:
             try:
                 text = SourceText.from_bytes(read_source(path)).text
@@ -244,6 +248,8 @@ def _top_level(path: str, text: str, package: str) -> Dict[str, Tuple[Optional[s
     key = (path, hash(text))
     if key in _TOP_LEVEL_CACHE:
         return _TOP_LEVEL_CACHE[key]
+    if len(_TOP_LEVEL_CACHE) >= MAX_KEPT:
+        _TOP_LEVEL_CACHE.clear()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
