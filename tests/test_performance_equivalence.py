@@ -105,3 +105,37 @@ def test_chunks_cover_every_file_once():
     chunks = poslint.engine.parallel._chunks(order, sizes, 4)
     assert sorted(i for chunk in chunks for i in chunk) == list(range(200))
     assert len(chunks) >= 8
+
+
+# --- project-wide analysis -------------------------------------------------------------------
+
+PROJECT_TREES = ("tests/fixtures/projects", "tests/corpus", "examples")
+
+
+def _project_files():
+    for tree in PROJECT_TREES:
+        yield from sorted((ROOT / tree).rglob("*.py"))
+
+
+def test_project_analysis_is_the_same_however_files_share_a_process():
+    """Imported modules are analysed once per process and calls into them are summarised for
+    every file: one process for all files, files in reverse order, and a fresh process state
+    (a new ProjectFiles) per file all give the same findings, with and without the prefilter."""
+    from poslint.engine.imports import ProjectFiles
+
+    paths = list(_project_files())
+    texts = {p: p.read_text(encoding="utf-8", errors="replace") for p in paths}
+
+    def lint(order, shared: bool, prefilter: bool):
+        files = ProjectFiles([str(ROOT)], str(ROOT))
+        out = {}
+        for path in order:
+            project = files if shared else ProjectFiles([str(ROOT)], str(ROOT))
+            checked = check_text(texts[path], str(path), ALL, project=project, prefilter=prefilter)
+            out[path] = (_full(checked.diagnostics), checked.internal_errors)
+        return out
+
+    reference = lint(paths, shared=False, prefilter=False)
+    assert any(found for found, _ in reference.values())
+    assert lint(paths, shared=True, prefilter=True) == reference
+    assert lint(list(reversed(paths)), shared=True, prefilter=True) == reference
