@@ -101,6 +101,10 @@ def test_code_words(source, expected):
     ("s = h**-0.5\n", True, False),
     ("s = h ** 2 + pos\n", True, False),  # the exponent is 2
     ("s = x ** (2)\n", True, False),
+    ("s = x ** (1 / 3)\n", True, False),  # arithmetic of literals
+    ("s = x ** (-1.0 / 3 + 2 ** 3)\n", True, False),
+    ("s = x ** (1 / k)\n", True, True),
+    ("s = x ** (1 / 3)(k)\n", True, True),
     ("s = x ** 2 ** k\n", True, True),  # x ** (2 ** k)
     ("s = x ** 2 .real\n", True, True),
     ("s = (x ** 2\n     ** k)\n", True, True),
@@ -143,6 +147,86 @@ def test_identifiers_that_normalise_to_ascii_pass():
     # Python reads the fullwidth name as 'inv_freq' (NFKC); the prefilter cannot tell, so it passes.
     assert prefilter.may_have_findings("ｉnv_freq = 1\n")
     assert not prefilter.may_have_findings("x = 1  # ｉnv_freq\nname = 'été'\n")
+
+
+def test_non_ascii_characters_that_cannot_be_in_an_identifier_do_not_pass():
+    # '…' (NFKC '...') in an f-string's text is no identifier; in code it would not parse.
+    assert not prefilter.may_have_findings('x = f"wait… {n}"\n')
+    assert prefilter.may_have_findings('\u212a = 1\n')  # the Kelvin sign lower-cases to 'k'
+
+
+# --- the raw test ---------------------------------------------------------------------------------
+
+TRANSFORMERS_MODELS = ROOT / "build/real_models/transformers-5.24.0/transformers/models"
+RAW_TREES = ("tests/corpus", "tests/realworld", "tests/fixtures", "tests/runtime_models", "examples")
+
+
+def _assert_raw_implies_code(data: bytes, where: str):
+    try:
+        text = SourceText.from_bytes(data).text
+    except UndecodableSource:
+        return
+    code = prefilter.code_may_have_findings(text)
+    assert prefilter.raw_may_have_findings(data) or not code, where
+    assert prefilter.may_have_findings(text) == code, where
+
+
+def test_every_file_the_raw_test_dismisses_the_code_test_dismisses():
+    files = [path for tree in RAW_TREES for path in sorted((ROOT / tree).rglob("*.py"))]
+    dismissed = 0
+    for path in files:
+        data = path.read_bytes()
+        _assert_raw_implies_code(data, str(path))
+        dismissed += not prefilter.raw_may_have_findings(data)
+    assert len(files) > 200 and dismissed >= 10
+
+
+@pytest.mark.skipif(not TRANSFORMERS_MODELS.is_dir(), reason=f"{TRANSFORMERS_MODELS} is not unpacked here")
+def test_the_raw_test_on_transformers_models():
+    files = sorted(TRANSFORMERS_MODELS.rglob("*.py"))
+    for path in files:
+        _assert_raw_implies_code(path.read_bytes(), str(path))
+    assert len(files) > 2000
+
+
+@pytest.mark.parametrize("source, raw", [
+    ("x = 1\n", False),
+    ("y = f(**kwargs)\nfor i in range(3): pass\n", False),
+    ("y = f(a,\n      **kwargs)\nfor i in range(3): pass\n", False),  # unpacking across a line break
+    ("y = (a  # (\n     ** k)\nfor i in range(3): pass\n", True),  # the bracket is in a comment
+    ("y = x ** 2\nfor i in range(3): pass\n", False),
+    ("y = (x ** 2\n     # c\n     .real)\nr = range(3)\n", True),  # a comment line: left to the code test
+    ("y = x ** 2 IF\nr = range(3)\n", True),  # keywords are not lower-cased
+    ('y = ("a" ** 2)\nr = range(3)\n', True),  # a string operand: the code test sees "( ** 2"
+    ('y = ("a"\u00a0** 2)\nr = range(3)\n', True),  # a non-ASCII blank before **
+    ("y = torch.COS(x)\n", True),  # words are matched lower-cased
+    ('y = """logspace"""\n', True),  # strings are not blanked
+    ("# -*- coding: latin-1 -*-\nx = 1\n", True),  # not UTF-8: left to the code test
+    ("# -*- coding: utf-8 -*-\nx = 1\n", False),
+    ("\uff4cogspace = 1\n", True),  # fullwidth l: NFKC makes it ASCII
+    ("x = 1  # \u00e9t\u00e9\n", False),
+    ("x **= k\nfor i in range(3): pass\n", True),
+    ("x *= y ** 2\nfor i in z: pass\n", True),  # (5): a power, *= and a loop
+    ("x = torch.pow(t, 2)\nr = range(3)\n", False),
+    ("x = torch.pow(t, k)\nr = range(3)\n", True),
+    ("x = ROPE_INIT_FUNCTIONS[t](c)\n", True),  # a library helper that gives frequencies
+])
+def test_raw_test(source, raw):
+    data = source.encode("latin-1" if "latin-1" in source else "utf-8")
+    assert prefilter.raw_may_have_findings(data) is raw
+    _assert_raw_implies_code(data, source)
+
+
+FRAGMENTS = ["(", ")", ",", "{", "**", "** 2", "**-0.5", " ** (1 / 3)", "*=", "k", "x", " ", "\n", "\n    ",
+             "# c (", "#", "'", '"', '"""', "\\", "f'{", "}'", "range", "arange", "exp", "pow(", "2", ".real",
+             "for ", "while ", "cos", "sin_", "attn_mask", "\u00a0", "\u2026", "\uff43os", "IF", " if ", "\r",
+             "\t", "\f", "\x1c", "=", "polar", "x.pow(2)", "torch.pow(t, k)", "@", "[", "]", "}"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=30))
+def test_the_raw_test_never_dismisses_what_the_code_test_passes(fragments):
+    _assert_raw_implies_code("".join(fragments).encode("utf-8"), repr("".join(fragments)))
 
 
 def test_a_rule_the_prefilter_does_not_cover_is_never_skipped(monkeypatch):

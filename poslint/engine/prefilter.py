@@ -1,4 +1,4 @@
-"""A text prefilter that decides, without parsing, that no analysis rule can fire on a file.
+r"""A text prefilter that decides, without parsing, that no analysis rule can fire on a file.
 
 Soundness argument
 ==================
@@ -31,7 +31,10 @@ here (the rest of the interpreter only carries, merges or drops roles), and name
    ``register_parameter``), with a positional word (below), or with a cast (the words ``to``,
    ``half``, ``bfloat16``, ``type``, ``type_as``); or an attention-bias sink (``attn_mask``,
    ``baddbmm``, ``addbmm``, ``addmm``) together with a positional word;
-2. ``logspace`` (frequencies or slopes) and ``polar`` (a complex rotation);
+2. ``logspace`` (frequencies or slopes), ``polar`` (a complex rotation), and the third-party
+   helpers that give frequencies by their summary (``ROPE_INIT_FUNCTIONS`` and transformers'
+   rope-init functions: :data:`poslint.analysis.library_summaries.ROLE_WORDS`), which a file
+   names to call;
 3. ``exp``/``exp2`` of a value with the ``POSITIONS`` or ``FREQ_INDEX`` role (``reciprocal``
    and ``1 / x`` of such a growing ``exp`` or power give frequencies too, so they need (3) or (4));
 4. a power (``**``, ``**=``, ``pow``, ``float_power``) whose exponent has the ``POSITIONS`` or
@@ -62,6 +65,44 @@ an identifier or operator that the interpreter reads from the AST, so it is in t
 ``tests/test_prefilter.py`` fails when the places in the interpreter that give roles change, so
 that this argument is checked again.
 
+The raw test
+============
+
+Blanking strings and comments is most of the cost of the code test, and most files have none of
+its words anyway. :func:`raw_may_have_findings` looks for them in the raw bytes first, before
+anything is decoded or blanked, and a file it dismisses is one the code test dismisses too
+(``may_have_findings`` is the same with it as without it). Let *T* be the text the bytes decode
+to, *C* the code text of *T*, and *R* the bytes.
+
+* It passes a file whose first two lines hold a coding cookie that is not UTF-8, and one whose
+  non-ASCII characters (the non-ASCII bytes, decoded together: in UTF-8 they are whole
+  sequences) include one that the code test's NFKC or lower-casing check passes. Otherwise *T*
+  is *R* decoded as UTF-8: every ASCII character of *T* is the same byte of *R*, in the same
+  order, every non-ASCII character is bytes over 127, and lower-casing *T* makes the same ASCII
+  letters that lower-casing *R* does (no other character lower-cases to ASCII).
+* *C* is *T* with some strings and comments each made one space. A piece of *C* without those
+  spaces is a piece of *R*, and the character before or after such a piece in *R* is the same
+  as in *C*, or a quote, or a line break (a comment ends before one; a string starts and ends
+  with a quote; prefixes stay in *C*), none of them part of a word. So a word that starts an
+  identifier in *C* does in *R*, and a substring of *C* is one of *R*: the words of (1) to (5)
+  are looked for in *R* as the code test looks for them in *C*, but only the sinks of (1) (not
+  what must go with them), and ``*=`` and the loop of (5) even in strings and comments.
+* Powers: every ``**``, ``pow`` and ``float_power`` of *C* is one of *R*. A ``**`` counts as
+  unpacking only when the character before it, across spaces, tabs and line breaks, is ``(``,
+  ``,`` or ``{`` on a line without ``#``: that character is then code (a comment would need a
+  ``#`` on its line, and a string that held it would hold the ``**``), and the code test skips
+  the same blanks to it. A ``**`` after a quote, across blanks, backslashes and bytes over 127
+  (which hold every non-ASCII blank that ``\s`` matches in *T*), may be the code test's string
+  operand, so it gives a role. An exponent or call is literal only where the code test's
+  pattern matches the same characters: the raw patterns use its alternatives with fewer
+  characters (spaces and tabs for ``\s``, ASCII for ``\d`` and ``\w``), and a literal at the end
+  of a line only when the next line goes on at once with a name, a digit or a closing bracket,
+  where the code test's look-ahead holds too (blank lines and comments in between are left to
+  the code test).
+
+So wherever the code test finds the words of a finding, the raw test finds them too. Both are
+checked on every file of the test trees and of transformers' models by ``tests/test_prefilter.py``.
+
 POS001
 ======
 
@@ -74,11 +115,14 @@ It accepts a subset of what ``ast.parse`` accepts, so a file it rejects is parse
 
 from __future__ import annotations
 
+import codecs
 import re
 import symtable
 import unicodedata
 import warnings
 from typing import Tuple
+
+from poslint.analysis.library_summaries import ROLE_WORDS as LIBRARY_ROLE_WORDS
 
 # The rules whose findings the argument above covers. A text is skipped only when every
 # selected rule is one of these (or POS001, see :func:`syntax_ok`): a new rule is never skipped
@@ -97,6 +141,7 @@ ROLE_BIRTHS_REVIEWED = {
     "cast": ("ANGLES",),  # a cast of unknown role whose result reaches cos and sin (needs a cast word)
     "_eval_Call": ("FREQS", "POW2", "SLOPES"),
     "_eval_ListComp": ("FREQ_INDEX",),
+    "library_call": ("FREQS",),  # transformers' rope-init functions, by name: (2)
     "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
     "power_role": ("FREQS", "SLOPES"),
     # SLOPES, FREQS from 1 / (a growing power): they need the power of (4)
@@ -150,7 +195,7 @@ SINK_CALLS: Tuple[str, ...] = ("cos", "sin", "cos_", "sin_", "polar")
 ATTENTION_SINKS: Tuple[str, ...] = ("attn_mask", "baddbmm", "addbmm", "addmm")
 CAST_WORDS: Tuple[str, ...] = ("to", "half", "bfloat16", "type", "type_as")
 # (2) calls that give frequencies, slopes or a complex rotation by themselves.
-ROLE_CALLS: Tuple[str, ...] = ("logspace", "polar")
+ROLE_CALLS: Tuple[str, ...] = ("logspace", "polar", *sorted(LIBRARY_ROLE_WORDS))
 # (3) exponentials of positions.
 EXP_CALLS: Tuple[str, ...] = ("exp", "exp2")
 # (4) powers spelled as calls.
@@ -181,8 +226,10 @@ _NUMBER = r"(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][-+]?\d[\d_]*)?"
 # followed by something that continues the literal (``**``, ``.``, ``(``, ``[``).
 _AFTER_LITERAL = (r"(?=[ \t]*(?:[)\]},:;=<>!+\-/%@&|^~]|\*(?!\*)|(?:if|else|for|and|or|in|is|not)(?![A-Za-z0-9_])"
                   r"|\Z|(?:\r?\n|\r)(?![\s\\]*(?:\*\*|[.(\[]))))")
-_LITERAL_EXPONENT = re.compile(
-    rf"=?[ \t]*(?:\([\s]*[-+]?[\s]*{_NUMBER}[\s]*\)|[-+]?[ \t]*{_NUMBER}){_AFTER_LITERAL}")
+# A parenthesised exponent may be arithmetic of numeric literals (``x ** (1 / 3)``): no role either.
+_CONSTANT = rf"[-+]?[\s]*{_NUMBER}"
+_CONSTANT_ARITHMETIC = rf"\([\s]*{_CONSTANT}(?:[\s]*(?:\*\*|//|[-+*/%])[\s]*{_CONSTANT})*[\s]*\)"
+_LITERAL_EXPONENT = re.compile(rf"=?[ \t]*(?:{_CONSTANT_ARITHMETIC}|[-+]?[ \t]*{_NUMBER}){_AFTER_LITERAL}")
 _STARSTAR = re.compile(r"\*\*")
 # A string literal right before ``**`` is an operand (``"a" ** x``), but the code text has a
 # space there, which could read as ``(**x``; the raw text is searched for that case.
@@ -227,15 +274,30 @@ def _powers(text: str, code: str) -> Tuple[bool, bool]:
 
 def _identifiers_normalise(code: str) -> bool:
     """Whether a non-ASCII character of ``code`` can become ASCII in an identifier."""
-    for char in set(_NON_ASCII.findall(code)):
-        folded = unicodedata.normalize("NFKC", char)
-        if any(c.isascii() for c in folded + folded.lower() + char.lower()):
-            return True
-    return False
+    return any(map(_folds_to_ascii, set(_NON_ASCII.findall(code))))
+
+
+def _folds_to_ascii(char: str) -> bool:
+    """Whether lower-casing turns ``char`` into ASCII, or it may stand in an identifier (itself or
+    its NFKC form) and NFKC turns it into ASCII. Outside strings and comments, Python takes a non-ASCII
+    character only in an identifier, so any other (``…``, ``×``) is in an f-string's text or
+    makes the file fail to parse, and no analysis rule can see it."""
+    if any(c.isascii() for c in char.lower()):
+        return True  # words are matched on the lower-cased text
+    folded = unicodedata.normalize("NFKC", char)
+    if not (("a" + char).isidentifier() or ("a" + folded).isidentifier()):
+        return False
+    return any(c.isascii() for c in folded + folded.lower())
 
 
 def may_have_findings(text: str) -> bool:
-    """False only if no analysis rule (POS1xx, POS2xx) can report anything in ``text``."""
+    """False only if no analysis rule (POS1xx, POS2xx) can report anything in ``text``: the raw
+    test first, which is cheap, then the code test for the files it does not dismiss."""
+    return raw_may_have_findings(text.encode("utf-8", "surrogatepass")) and code_may_have_findings(text)
+
+
+def code_may_have_findings(text: str) -> bool:
+    """The code test: the argument above, on ``text`` without its comments and strings."""
     code = code_text(text)
     if not code.isascii() and _identifiers_normalise(code):
         return True
@@ -253,6 +315,123 @@ def may_have_findings(text: str) -> bool:
     if any_power and any(code[m.start() - 1:m.start()] != "*" for m in _MUL_ASSIGN.finditer(code)):
         return _LOOP.search(code) is not None
     return False
+
+
+# --- the raw test ----------------------------------------------------------------------------
+# The code test's words and powers, looked for in the raw bytes, before anything is decoded or
+# blanked; see "The raw test" above for why a file it dismisses is one the code test dismisses.
+# Each pattern starts with a literal, as above; bytes patterns know only ASCII (``\d``).
+
+_RAW_ROLE_OR_SINK = [(w.encode(), re.compile(re.escape(w.encode()) + _END.encode())) for w in ROLE_CALLS + SINK_CALLS]
+_RAW_ATTENTION_OR_EXP = [(w.encode(), re.compile(re.escape(w.encode()) + _END.encode()))
+                         for w in ATTENTION_SINKS + EXP_CALLS]
+_RAW_POSITION_WORDS = tuple(w.encode() for w in POSITION_WORDS)
+_RAW_MUL_ASSIGN = re.compile(rb"\*=")
+_RAW_LOOP = re.compile(_LOOP.pattern.encode())
+_RAW_STARSTAR = re.compile(rb"\*\*")
+_RAW_POW_CALL = [re.compile(p.pattern.encode()) for p in _POW_CALL]
+# What ends a literal exponent for sure: as _AFTER_LITERAL, but a line break only when the next
+# line goes on with a name, a digit or a closing bracket (blank lines and comments are left to
+# the code test), and blanks are spaces and tabs.
+_RAW_AFTER_LITERAL = (rb"(?=[ \t]*(?:[)\]},:;=<>!+\-/%@&|^~]|\*(?!\*)|(?:if|else|for|and|or|in|is|not)(?![A-Za-z0-9_])"
+                      rb"|\Z|(?:\r?\n|\r)[ \t]*[A-Za-z0-9_)\]}]))")
+_RAW_NUMBER = _NUMBER.encode()
+_RAW_CONSTANT = rb"[-+]?[ \t]*" + _RAW_NUMBER
+_RAW_LITERAL_EXPONENT = re.compile(
+    rb"=?[ \t]*(?:\([ \t]*" + _RAW_CONSTANT + rb"(?:[ \t]*(?:\*\*|//|[-+*/%])[ \t]*" + _RAW_CONSTANT + rb")*[ \t]*\)"
+    rb"|[-+]?[ \t]*" + _RAW_NUMBER + rb")" + _RAW_AFTER_LITERAL)
+_RAW_LITERAL_POW_ARGS = re.compile(
+    rb"[ \t]*\([ \t]*(?:[A-Za-z0-9_.]+[ \t]*,[ \t]*)?[-+]?[ \t]*" + _RAW_NUMBER + rb"[ \t]*\)" + _RAW_AFTER_LITERAL)
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
+_ASCII_BYTES = bytes(range(128))
+_IDENTIFIER_BYTES = frozenset("".join(sorted(_IDENTIFIER_CHARS)).encode())
+_UNPACK_BLANKS = frozenset(b" \t\r\n\f")  # what the code test skips before ``**``, but ``\``
+# What ``\s`` matches in text, and ``\``, as bytes; a byte over 127 stands for a non-ASCII blank.
+_STRING_POWER_BLANKS = frozenset(b" \t\r\n\f\v\x1c\x1d\x1e\x1f\\")
+
+
+def raw_may_have_findings(data: bytes) -> bool:
+    """False only if :func:`may_have_findings` is False for the text that ``data`` decodes to."""
+    if _bytes_undecided(data):
+        return True
+    lower = data.lower()  # ASCII letters only: a non-ASCII one that lower-cases to ASCII was met above
+    if _has_raw_word(_RAW_ROLE_OR_SINK, lower):
+        return True
+    positional = any(word in lower for word in _RAW_POSITION_WORDS)
+    if positional and _has_raw_word(_RAW_ATTENTION_OR_EXP, lower):
+        return True
+    any_power, role_power = _raw_powers(data)
+    if role_power and positional:
+        return True
+    return any_power and any(data[m.start() - 1:m.start()] != b"*" for m in _RAW_MUL_ASSIGN.finditer(data)) \
+        and _RAW_LOOP.search(data) is not None
+
+
+def _bytes_undecided(data: bytes) -> bool:
+    """Whether ``data`` may not be UTF-8 (a coding cookie names another encoding), or has a
+    non-ASCII character that may become ASCII in an identifier or when lower-cased."""
+    head = data
+    ends = _LINE_END.finditer(data)
+    for _ in range(2):  # the cookie is on one of the first two lines
+        end = next(ends, None)
+        if end is None:
+            break
+        head = data[:end.end()]
+    cookie = _COOKIE.search(head)
+    if cookie is not None:
+        try:
+            if codecs.lookup(cookie.group(1).decode("ascii")).name != "utf-8":
+                return True
+        except LookupError:
+            return True
+    if data.isascii():
+        return False
+    try:  # UTF-8 sequences are runs of non-ASCII bytes: together they are the non-ASCII characters
+        chars = set(data.translate(None, _ASCII_BYTES).decode("utf-8"))
+    except UnicodeDecodeError:
+        return True
+    return any(map(_folds_to_ascii, chars))
+
+
+def _has_raw_word(words, data: bytes) -> bool:
+    """:func:`_has_word` for bytes; ``words`` pairs each word with its pattern (``in`` is faster
+    than a pattern for a word that is not there)."""
+    return any(m.start() == 0 or data[m.start() - 1] not in _IDENTIFIER_BYTES
+               for word, pattern in words if word in data for m in pattern.finditer(data))
+
+
+def _raw_powers(data: bytes) -> Tuple[bool, bool]:
+    """:func:`_powers` for the raw bytes: True where the code test may find a power, or one that
+    may give a role."""
+    any_power = False
+    for match in _RAW_STARSTAR.finditer(data):
+        i = match.start() - 1
+        while i >= 0 and data[i] in _UNPACK_BLANKS:
+            i -= 1
+        if i >= 0 and data[i] in b"(,{" and b"#" not in data[_line_start(data, i):i]:
+            continue  # unpacking, and the bracket or comma is not in a comment
+        any_power = True
+        if _after_quote(data, match.start()) or not _RAW_LITERAL_EXPONENT.match(data, match.end()):
+            return True, True
+    for pattern in _RAW_POW_CALL:
+        for match in pattern.finditer(data):
+            any_power = True
+            if not _RAW_LITERAL_POW_ARGS.match(data, match.end()):
+                return True, True
+    return any_power, False
+
+
+def _line_start(data: bytes, i: int) -> int:
+    return max(data.rfind(b"\n", 0, i), data.rfind(b"\r", 0, i)) + 1
+
+
+def _after_quote(data: bytes, start: int) -> bool:
+    """Whether a quote comes before ``start`` across what ``_STRING_POWER`` skips in the text."""
+    i = start - 1
+    while i >= 0 and (data[i] in _STRING_POWER_BLANKS or data[i] > 127):
+        i -= 1
+    return i >= 0 and data[i] in b"\"'"
 
 
 def syntax_ok(text: str, path: str) -> bool:
