@@ -1,0 +1,88 @@
+"""The table of third-party helpers (poslint.analysis.library_summaries), used without reading
+site-packages: each effect changes what the analysis concludes, and each entry names the source
+it was checked against."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from poslint.analysis.library_summaries import LIBRARY, ROLE_WORDS
+from poslint.engine.checker import check_text
+from poslint.engine.prefilter import may_have_findings
+from poslint.rules import all_rules
+
+ROPE_INIT = """
+import torch
+from torch import nn
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+
+class Rotary(nn.Module):
+    def __init__(self, config, device=None):
+        super().__init__()
+        self.rope_init_fn = ROPE_INIT_FUNCTIONS[config.rope_type]
+        self.inv_freq, self.attention_scaling = self.rope_init_fn(config, device)
+
+    def forward(self, x):
+        t = torch.arange(x.shape[1], device=x.device, dtype={dtype})
+        return torch.outer(t, self.inv_freq.to(x.device))
+"""
+
+EINOPS = """
+import torch
+from einops import {function}
+
+
+def angles(seq_len, inv_freq):
+    freqs = torch.outer(torch.arange(seq_len, dtype=torch.float32), 1.0 / 10000 ** (torch.arange(0, 64, 2) / 64))
+    return {function}(freqs, "s d -> 1 s d").to(torch.bfloat16)
+"""
+
+FLASH = """
+import torch
+from flash_attn.layers.rotary import apply_rotary_emb
+
+
+def rotate(q, seq_len):
+    inv_freq = 1.0 / 10000 ** (torch.arange(0, 64, 2, dtype=torch.float32) / 64)
+    freqs = torch.outer(torch.arange(seq_len, dtype=torch.float32), inv_freq)
+    out = apply_rotary_emb(q, freqs.cos(), freqs.sin())
+    return out.to({dtype})
+"""
+
+
+def codes(source: str, prefilter: bool = True):
+    result = check_text(textwrap.dedent(source), "m.py", frozenset(all_rules()), prefilter=prefilter)
+    assert not result.internal_errors
+    return sorted({d.code for d in result.diagnostics})
+
+
+def test_rope_init_functions_return_float32_frequencies():
+    # Without the table the frequencies are an unknown call's result and no product is seen.
+    assert codes(ROPE_INIT.format(dtype="x.dtype")) == ["POS101"]
+    assert codes(ROPE_INIT.format(dtype="torch.float32")) == []
+
+
+def test_files_that_name_a_role_giving_helper_pass_the_prefilter():
+    assert may_have_findings(ROPE_INIT.format(dtype="x.dtype"))
+    assert codes(ROPE_INIT.format(dtype="x.dtype"), prefilter=False) == codes(ROPE_INIT.format(dtype="x.dtype"))
+    assert "rope_init_functions" in ROLE_WORDS
+
+
+@pytest.mark.parametrize("function", ["rearrange", "repeat"])
+def test_einops_keeps_the_dtype_and_the_role(function):
+    # The angles stay angles through rearrange/repeat: their cast to bfloat16 is POS104.
+    assert "POS104" in codes(EINOPS.format(function=function))
+
+
+def test_flash_attn_applies_cos_sin_as_given_and_returns_the_input_dtype():
+    # Its output is the rotated activations: casting them is not casting angles.
+    assert codes(FLASH.format(dtype="torch.bfloat16")) == []
+
+
+def test_every_entry_says_what_source_it_was_checked_against():
+    for qual, summary in LIBRARY.items():
+        assert summary.effect in ("preserves", "applies-rotary", "rope-init", "rope-init-table"), qual
+        assert any(ch.isdigit() for ch in summary.checked) and ".py" in summary.checked, qual
