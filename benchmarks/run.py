@@ -5,25 +5,35 @@ The corpus is the ``transformers/models`` package of a pinned transformers wheel
 downloads that wheel with ``pip download --no-deps transformers==<version>`` into a cache folder
 (``--cache``, default ``$XDG_CACHE_HOME/poslint-bench`` or ``~/.cache/poslint-bench``) and
 unpacks ``transformers/models`` there, once; later runs reuse it. ``--corpus DIR`` uses a tree
-you already have instead.
+you already have instead, and then nothing is downloaded or installed. Either way the tree is
+copied into a temporary folder first, so that no configuration, ``.gitignore`` or exclude above
+it applies (a tree under ``build/`` would be excluded) and files can be changed for the
+pre-commit run; every tool lints that copy.
 
 It then runs, each ``--repeat`` times (the slow ones ``--repeat-slow`` times):
 
-* ``poslint --no-cache`` (cold) with ``--jobs`` processes, and with one process;
+* ``ruff check --isolated --no-cache`` with ruff's default rules (the yardstick);
+* ``poslint --no-cache`` (cold) with ``--jobs`` processes (default: one per core), and with one;
 * ``poslint`` with a cache that a first run filled (warm);
-* ``ruff check --no-cache`` with ruff's default rules (the yardstick);
+* a pre-commit-style run: 10 files changed (a comment appended), named on the command line, the
+  cache warm for the rest of the tree;
+* ``poslint --no-cache -j N`` for N in 1, 2 and the number of cores (the scaling curve);
 * ``flake8`` with its default checks (E, F, W, C90) and ``--jobs`` processes, if installed;
 * TorchFix on a fixed subset (every 7th file of the sorted corpus), installed with pip into the
-  running environment if it is missing (``--no-install`` skips that; it is skipped with a
-  message when it cannot be had), and poslint on the same subset.
+  running environment if it is missing and the corpus is downloaded (``--no-install`` skips
+  that; it is skipped with a message when it cannot be had), and poslint on the same subset;
+* ``--earlier DIR``: also ``poslint --no-cache`` cold from the checkout ``DIR`` (its ``poslint``
+  package is imported instead of this one), to compare with an earlier version.
 
 For each it prints the median wall time, the CPU time (user + system, the tool's processes
 together), the peak memory of its largest process and of all its processes together, and the
-ratio to ruff's cold wall time. It also reports how many files the prefilter sends to the
-analysis and how many it skips, and checks that the findings are identical with and without
-the speed-ups (the prefilter, the pool and the cache) unless ``--skip-reference`` is given.
-``--scaling`` adds runs over a quarter, half and all of the corpus and over generated files of
-1, 2 and 4 MB. ``--json FILE`` writes every measurement.
+ratio to ruff's wall time. It also reports how many files the prefilter's raw test and code test
+each dismiss and what they, the syntax check of the dismissed files (POS001) and ``ast.parse`` of
+the rest cost; checks that the findings are identical with and without the speed-ups (the
+prefilter, the pool and the cache) unless ``--skip-reference`` is given; and, unless
+``--skip-profile``, prints where a ``-j 1`` cold run spends its time (cProfile, by function and
+by package). ``--scaling`` adds runs over a quarter, half and all of the corpus and over
+generated files of 1, 2 and 4 MB. ``--json FILE`` writes every measurement.
 
 This is a script, not a test: figures depend on the machine.
 """
@@ -31,9 +41,11 @@ This is a script, not a test: figures depend on the machine.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import platform
+import pstats
 import shutil
 import statistics
 import subprocess
@@ -165,9 +177,12 @@ def measure(command: Sequence[str], cwd: Optional[Path] = None, stdout_path: Opt
             "tree_rss": total, "code": os.waitstatus_to_exitcode(status), "timed_out": timed_out}
 
 
-def repeat(name: str, command: Sequence[str], times: int, results: dict, **kw) -> Optional[dict]:
+def repeat(name: str, command: Sequence[str], times: int, results: dict, before=None, **kw) -> Optional[dict]:
+    """Run ``command`` ``times`` times (``before(i)`` first, when given) and keep the medians."""
     runs = []
     for i in range(times):
+        if before is not None:
+            before(i)
         run = measure(command, **kw)
         runs.append(run)
         print(f"  {name} run {i + 1}/{times}: {run['wall']:.2f} s wall, {run['cpu']:.2f} s CPU"
@@ -196,43 +211,114 @@ def poslint_command() -> List[str]:
 # --- parts of the benchmark ----------------------------------------------------------------------
 
 def prefilter_counts(files: Sequence[Path]) -> dict:
+    """What the prefilter dismisses and what each stage costs (CPU seconds, this process)."""
     sys.path.insert(0, str(REPO))
     from poslint.core.source import SourceText, UndecodableSource
-    from poslint.engine.prefilter import may_have_findings
+    from poslint.engine.prefilter import code_may_have_findings, raw_may_have_findings, syntax_ok
 
-    analysed = skipped = analysed_bytes = skipped_bytes = 0
+    datas = [path.read_bytes() for path in files]
     start = time.process_time()
-    for path in files:
-        data = path.read_bytes()
+    raw = [raw_may_have_findings(data) for data in datas]
+    raw_cpu = time.process_time() - start
+    texts = []
+    start = time.process_time()
+    for data in datas:
         try:
-            text = SourceText.from_bytes(data).text
+            texts.append(SourceText.from_bytes(data).text)
         except UndecodableSource:
-            analysed += 1
-            continue
-        if may_have_findings(text):
-            analysed, analysed_bytes = analysed + 1, analysed_bytes + len(data)
-        else:
-            skipped, skipped_bytes = skipped + 1, skipped_bytes + len(data)
-    return {"files": len(files), "analysed": analysed, "skipped": skipped, "analysed_bytes": analysed_bytes,
-            "skipped_bytes": skipped_bytes, "prefilter_cpu": time.process_time() - start}
+            texts.append(None)
+    decode_cpu = time.process_time() - start
+    start = time.process_time()
+    code = [text is None or code_may_have_findings(text) for text in texts]  # every file, to compare
+    code_all_cpu = time.process_time() - start
+    start = time.process_time()
+    for text, passed in zip(texts, raw):
+        if passed and text is not None:
+            code_may_have_findings(text)
+    code_cpu = time.process_time() - start
+    analysed = [r and c for r, c in zip(raw, code)]
+    start = time.process_time()
+    for path, text, passed in zip(files, texts, analysed):
+        if not passed and text is not None:
+            syntax_ok(text, str(path))
+    syntax_cpu = time.process_time() - start
+    start = time.process_time()
+    for text, passed in zip(texts, analysed):
+        if passed and text is not None:
+            try:
+                ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                pass
+    parse_cpu = time.process_time() - start
+    return {"files": len(files), "raw_dismissed": raw.count(False), "analysed": sum(analysed),
+            "skipped": len(files) - sum(analysed),
+            "analysed_bytes": sum(len(d) for d, a in zip(datas, analysed) if a),
+            "skipped_bytes": sum(len(d) for d, a in zip(datas, analysed) if not a),
+            "raw_unsound": sum(1 for r, c in zip(raw, code) if c and not r),
+            "raw_cpu": raw_cpu, "decode_cpu": decode_cpu, "code_cpu_after_raw": code_cpu,
+            "code_cpu_alone": code_all_cpu, "syntax_check_cpu": syntax_cpu, "parse_cpu": parse_cpu}
 
 
+# poslint's own command line with the prefilter off, in one process and without a cache: the
+# findings without any of the speed-ups.
 REFERENCE = r"""
-import json, sys
 import poslint.engine.checker as checker
-from poslint.engine.linter import LintOptions, lint_file
-from poslint.rules import all_rules
+import poslint.engine.linter as linter
 original = checker.check_text
-checker.check_text = lambda text, path, codes, prefilter=True: original(text, path, codes, prefilter=False)
-import poslint.engine.linter
-poslint.engine.linter.check_text = checker.check_text
-options = LintOptions(codes=frozenset(all_rules()))
-out = []
-for path in sys.argv[1:]:
-    for d in lint_file(path, options).diagnostics:
-        out.append([d.path, d.line, d.col, d.code, d.message])
-json.dump(sorted(out), sys.stdout)
+def check_everything(*args, **kwargs):
+    kwargs["prefilter"] = False
+    return original(*args, **kwargs)
+checker.check_text = linter.check_text = check_everything
+from poslint.edge.cli import main
+main()
 """
+
+# A -j 1 cold run under cProfile, written to the file named first.
+PROFILE = r"""
+import cProfile, sys
+from poslint.edge.cli import main
+out, sys.argv = sys.argv[1], ["poslint", *sys.argv[2:]]
+profiler = cProfile.Profile()
+try:
+    profiler.runcall(main)
+except SystemExit:
+    pass
+profiler.dump_stats(out)
+"""
+
+PACKAGES = (("poslint/analysis/", "analysis (interpreter, object model, names, facts)"),
+            ("poslint/rules/", "rules"), ("poslint/engine/prefilter.py", "prefilter"),
+            ("poslint/engine/", "engine (discovery, config, cache, pool)"), ("poslint/", "other poslint"))
+
+
+def _package(filename: str, name: str) -> str:
+    if filename == "~":  # a built-in
+        if "compile" in name:
+            return "ast.parse (compile)"
+        if "symtable" in name:
+            return "symtable (the POS001 syntax check of skipped files)"
+        return "other built-ins and C methods (re, str, dict...)"
+    if filename.endswith(f"{os.sep}ast.py"):
+        return "ast walks (ast.walk, iter_child_nodes, NodeVisitor)"
+    if filename.endswith(f"{os.sep}tokenize.py"):
+        return "tokenize (noqa comments of files with findings)"
+    relative = filename.replace(str(REPO) + os.sep, "")
+    return next((label for prefix, label in PACKAGES if relative.startswith(prefix)), "standard library and the rest")
+
+
+def profile_summary(stats_path: Path, top: int = 15) -> dict:
+    """The functions with the most own time, and own time by package, of a cProfile dump."""
+    stats = pstats.Stats(str(stats_path))
+    by_package: Dict[str, float] = {}
+    rows = []
+    for (filename, line, name), (_, calls, own, cumulative, _) in stats.stats.items():
+        package = _package(filename, name)
+        by_package[package] = by_package.get(package, 0.0) + own
+        where = name if filename == "~" else f"{filename.replace(str(REPO) + os.sep, '')}:{line}({name})"
+        rows.append((own, cumulative, calls, where))
+    rows.sort(reverse=True)
+    return {"total": sum(by_package.values()), "by_package": sorted(by_package.items(), key=lambda kv: -kv[1]),
+            "top": [{"own": o, "cumulative": c, "calls": n, "function": f} for o, c, n, f in rows[:top]]}
 
 
 def findings_of(json_output: Path) -> List[list]:
@@ -280,8 +366,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each fast command (median is reported)")
     parser.add_argument("--repeat-slow", type=int, default=1, help="runs of flake8, TorchFix and the reference")
     parser.add_argument("--jobs", type=int, default=0, help="processes for poslint and flake8 (0: one per core)")
+    parser.add_argument("--earlier", type=Path, help="also time the poslint of this checkout (cold, --jobs)")
     parser.add_argument("--skip-reference", action="store_true",
                         help="do not compare with poslint without its speed-ups (one slow run)")
+    parser.add_argument("--skip-profile", action="store_true", help="do not profile a -j 1 cold run")
     parser.add_argument("--skip-flake8", action="store_true")
     parser.add_argument("--skip-torchfix", action="store_true")
     parser.add_argument("--no-install", action="store_true", help="do not pip-install TorchFix when it is missing")
@@ -290,115 +378,165 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--json", type=Path, help="write all measurements to this file")
     args = parser.parse_args(argv)
 
-    corpus = args.corpus.resolve() if args.corpus else prepare_corpus(args.cache, args.transformers)
-    files = python_files(corpus)
+    source = args.corpus.resolve() if args.corpus else prepare_corpus(args.cache, args.transformers)
+    if not source.is_dir():
+        parser.error(f"--corpus {args.corpus}: not a directory")
     if args.jobs:
         jobs = args.jobs
     elif hasattr(os, "sched_getaffinity"):
         jobs = len(os.sched_getaffinity(0))
     else:
         jobs = os.cpu_count() or 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    work = Path(tempfile.mkdtemp(prefix="poslint-bench-"))
+    try:
+        return _run_all(args, source, work, jobs, cores)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_all(args, source: Path, work: Path, jobs: int, cores: int) -> int:
+    # Every tool lints a copy: no configuration, .gitignore or exclude above the tree applies.
+    corpus = work / source.name
+    shutil.copytree(source, corpus, ignore=shutil.ignore_patterns("__pycache__"))
+    files = python_files(corpus)
+    target = corpus.name  # linted from ``work``, by a relative path
     size = sum(p.stat().st_size for p in files)
-    print(f"corpus: {corpus} ({len(files)} files, {size / 2 ** 20:.1f} MB); {jobs} jobs; "
+    print(f"corpus: {source} ({len(files)} files, {size / 2 ** 20:.1f} MB), copied to {corpus}; {jobs} jobs; "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
-    results: dict = {"corpus": str(corpus), "files": len(files), "bytes": size, "jobs": jobs,
+    results: dict = {"corpus": str(source), "files": len(files), "bytes": size, "jobs": jobs,
                      "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                                  "python": platform.python_version()},
                      "date": time.strftime("%Y-%m-%d"), "runs": {}}
     runs = results["runs"]
-    work = Path(tempfile.mkdtemp(prefix="poslint-bench-"))
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    try:
-        results["prefilter"] = prefilter_counts(files)
-        counts = results["prefilter"]
-        print(f"prefilter: {counts['analysed']} files analysed ({counts['analysed_bytes'] / 2 ** 20:.1f} MB), "
-              f"{counts['skipped']} skipped ({counts['skipped_bytes'] / 2 ** 20:.1f} MB), "
-              f"{counts['prefilter_cpu']:.2f} s CPU to read and scan all", flush=True)
+    at = dict(cwd=work, timeout=args.timeout, env=env)
 
-        posl = poslint_command()
-        ruff = tool("ruff")
-        if ruff:
-            repeat("ruff check --no-cache", [*ruff, "check", "--no-cache", "--exit-zero", "-q", str(corpus)],
-                   args.repeat, runs, timeout=args.timeout)
-        else:
-            print("ruff is not installed: no ratio to ruff (pip install ruff)")
-        cold_out = work / "cold.json"
-        repeat(f"poslint cold (-j {jobs})", [*posl, "check", "--no-cache", "--exit-zero", "--output-format", "json",
-                                              "-j", str(jobs), str(corpus)], args.repeat, runs,
-               stdout_path=cold_out, timeout=args.timeout, env=env)
-        repeat("poslint cold (-j 1)", [*posl, "check", "--no-cache", "--exit-zero", "-q", "-j", "1", str(corpus)],
-               args.repeat_slow, runs, timeout=args.timeout, env=env)
-        cache_dir = work / "cache"
-        subprocess.run([*posl, "check", "--exit-zero", "-q", "--cache-dir", str(cache_dir), str(corpus)],
-                       stdout=subprocess.DEVNULL, env=env, check=False)
-        warm_out = work / "warm.json"
-        repeat("poslint warm", [*posl, "check", "--exit-zero", "--output-format", "json", "--cache-dir",
-                                str(cache_dir), str(corpus)], args.repeat, runs, stdout_path=warm_out,
-               timeout=args.timeout, env=env)
+    results["prefilter"] = counts = prefilter_counts(files)
+    print(f"prefilter: {counts['analysed']} files analysed ({counts['analysed_bytes'] / 2 ** 20:.1f} MB), "
+          f"{counts['skipped']} skipped ({counts['skipped_bytes'] / 2 ** 20:.1f} MB), "
+          f"{counts['raw_dismissed']} of them by the raw test; CPU: raw test {counts['raw_cpu']:.2f} s, "
+          f"decoding {counts['decode_cpu']:.2f} s, code test after it {counts['code_cpu_after_raw']:.2f} s "
+          f"(alone, on every file: {counts['code_cpu_alone']:.2f} s), POS001 syntax check of the skipped "
+          f"{counts['syntax_check_cpu']:.2f} s, ast.parse of the analysed {counts['parse_cpu']:.2f} s", flush=True)
 
-        identical = {"cold == warm": findings_of(cold_out) == findings_of(warm_out)}
-        results["findings"] = len(findings_of(cold_out))
-        if not args.skip_reference:
-            ref_out = work / "reference.json"
-            print("reference: poslint without prefilter, pool or cache ...", flush=True)
-            repeat("poslint without speed-ups (-j 1)", [sys.executable, "-c", REFERENCE, *map(str, files)],
-                   args.repeat_slow, runs, stdout_path=ref_out, timeout=args.timeout * 4, env=env)
-            reference = sorted(json.loads(ref_out.read_text(encoding="utf-8")))
-            fast = [[f, row, code, message] for f, row, _, code, message in findings_of(cold_out)]
-            identical["cold == no speed-ups"] = sorted(fast) == sorted([p, r, c, m] for p, r, _, c, m in reference)
-        results["identical"] = identical
+    posl = poslint_command()
+    ruff = tool("ruff")
+    if ruff:
+        repeat("ruff check --no-cache", [*ruff, "check", "--isolated", "--no-cache", "--exit-zero", "-q", target],
+               args.repeat, runs, cwd=work, timeout=args.timeout)
+    else:
+        print("ruff is not installed: no ratio to ruff (pip install ruff)")
+    cold_out = work / "cold.json"
+    cold = [*posl, "check", "--no-cache", "--exit-zero"]
+    repeat(f"poslint cold (-j {jobs})", [*cold, "--output-format", "json", "-j", str(jobs), target], args.repeat,
+           runs, stdout_path=cold_out, **at)
+    repeat("poslint cold (-j 1)", [*cold, "-q", "-j", "1", target], args.repeat_slow, runs, **at)
+    for n in sorted({1, 2, cores} - {1, jobs}):
+        repeat(f"poslint cold (-j {n})", [*cold, "-q", "-j", str(n), target], args.repeat_slow, runs, **at)
+    results["scaling"] = {n: runs[f"poslint cold (-j {n})"]["wall"] for n in sorted({1, 2, cores, jobs})}
 
-        flake8 = tool("flake8")
-        if flake8 and not args.skip_flake8:
-            repeat("flake8 (E,F,W,C90)", [*flake8, "--select", "E,F,W,C90", "--exit-zero", "-j", str(jobs),
-                                          str(corpus)], args.repeat_slow, runs, timeout=args.timeout)
-        elif not args.skip_flake8:
-            print("flake8 is not installed: skipped")
+    cache_dir = work / "cache"
+    warm = [*posl, "check", "--exit-zero", "--cache-dir", str(cache_dir)]
+    subprocess.run([*warm, "-q", target], cwd=work, stdout=subprocess.DEVNULL, env=env, check=False)
+    warm_out = work / "warm.json"
+    repeat("poslint warm", [*warm, "--output-format", "json", target], args.repeat, runs, stdout_path=warm_out, **at)
+    changed = [str(p.relative_to(work)) for p in files[:: max(1, len(files) // 10)][:10]]
 
-        subset = files[::7]
-        if not args.skip_torchfix:
+    def change(i: int) -> None:  # each run sees 10 files whose cache entries are stale
+        for name in changed:
+            with open(work / name, "a", encoding="utf-8") as handle:
+                handle.write(f"# changed {i}\n")
+
+    repeat("poslint pre-commit (10 changed files, warm cache)", [*warm, "-q", *changed], args.repeat, runs,
+           before=change, **at)
+
+    identical = {"cold == warm": findings_of(cold_out) == findings_of(warm_out)}
+    results["findings"] = len(findings_of(cold_out))
+    if not args.skip_reference:
+        ref_out = work / "reference.json"
+        print("reference: poslint without prefilter, pool or cache ...", flush=True)
+        repeat("poslint without speed-ups (-j 1)", [sys.executable, "-c", REFERENCE, "check", "--no-cache",
+                                                    "--exit-zero", "-j", "1", "--output-format", "json", target],
+               args.repeat_slow, runs, stdout_path=ref_out, cwd=work, timeout=args.timeout * 4, env=env)
+        identical["cold == no speed-ups"] = findings_of(cold_out) == findings_of(ref_out)
+    results["identical"] = identical
+    if args.earlier:
+        earlier_env = dict(os.environ, PYTHONPATH=str(args.earlier.resolve()))
+        repeat(f"earlier poslint cold (-j {jobs}, {args.earlier})", [*cold, "-q", "-j", str(jobs), target],
+               args.repeat_slow, runs, cwd=work, timeout=args.timeout, env=earlier_env)
+
+    flake8 = tool("flake8")
+    if flake8 and not args.skip_flake8:
+        repeat("flake8 (E,F,W,C90)", [*flake8, "--isolated", "--select", "E,F,W,C90", "--exit-zero", "-j", str(jobs),
+                                      target], args.repeat_slow, runs, cwd=work, timeout=args.timeout)
+    elif not args.skip_flake8:
+        print("flake8 is not installed: skipped")
+
+    subset = [str(p.relative_to(work)) for p in files[::7]]
+    if not args.skip_torchfix:
+        torchfix = tool("torchfix")
+        if torchfix is None and not args.no_install and args.corpus is None:
+            print("installing torchfix with pip ...", flush=True)
+            subprocess.run([sys.executable, "-m", "pip", "install", "-q", "torchfix"], check=False)
             torchfix = tool("torchfix")
-            if torchfix is None and not args.no_install:
-                print("installing torchfix with pip ...", flush=True)
-                subprocess.run([sys.executable, "-m", "pip", "install", "-q", "torchfix"], check=False)
-                torchfix = tool("torchfix")
-            if torchfix is None:
-                print("TorchFix is not available: skipped")
-            else:
-                repeat(f"TorchFix ({len(subset)} files)", [*torchfix, *map(str, subset)], args.repeat_slow, runs,
-                       timeout=args.timeout)
-        repeat(f"poslint cold ({len(subset)} files)", [*posl, "check", "--no-cache", "--exit-zero", "-q",
-                                                      "-j", str(jobs), *map(str, subset)],
-               args.repeat, runs, timeout=args.timeout, env=env)
+        if torchfix is None:
+            print("TorchFix is not available: skipped")
+        else:
+            repeat(f"TorchFix ({len(subset)} files)", [*torchfix, *subset], args.repeat_slow, runs, cwd=work,
+                   timeout=args.timeout)
+            repeat(f"poslint cold ({len(subset)} files)", [*cold, "-q", "-j", str(jobs), *subset], args.repeat,
+                   runs, **at)
 
-        if args.scaling:
-            for fraction in (4, 2, 1):
-                part = files[: len(files) // fraction]
-                repeat(f"poslint cold -j 1, 1/{fraction} of the files", [*posl, "check", "--no-cache", "--exit-zero",
-                                                                         "-q", "-j", "1", *map(str, part)],
-                       1, runs, timeout=args.timeout, env=env)
-            for megabytes in (1, 2, 4):
-                for positional in (False, True):
-                    big = work / f"generated_{megabytes}mb_{'rope' if positional else 'plain'}.py"
-                    generated_file(big, megabytes, positional)
-                    repeat(f"poslint, generated {megabytes} MB ({'with' if positional else 'no'} RoPE)",
-                           [*posl, "check", "--no-cache", "--exit-zero", "-q", str(big)], 1, runs,
-                           timeout=args.timeout, env=env)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    if not args.skip_profile:
+        print("profile: poslint --no-cache -j 1 under cProfile ...", flush=True)
+        stats_path = work / "profile.out"
+        subprocess.run([sys.executable, "-c", PROFILE, str(stats_path), "check", "--no-cache", "--exit-zero", "-q",
+                        "-j", "1", target], cwd=work, env=env, stdout=subprocess.DEVNULL, check=False,
+                       timeout=args.timeout * 4)
+        results["profile"] = profile_summary(stats_path) if stats_path.exists() else None
 
+    if args.scaling:
+        for fraction in (4, 2, 1):
+            part = [str(p.relative_to(work)) for p in files[: len(files) // fraction]]
+            repeat(f"poslint cold -j 1, 1/{fraction} of the files", [*cold, "-q", "-j", "1", *part], 1, runs, **at)
+        for megabytes in (1, 2, 4):
+            for positional in (False, True):
+                big = work / f"generated_{megabytes}mb_{'rope' if positional else 'plain'}.py"
+                generated_file(big, megabytes, positional)
+                repeat(f"poslint, generated {megabytes} MB ({'with' if positional else 'no'} RoPE)",
+                       [*cold, "-q", big.name], 1, runs, **at)
+
+    report(results)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return 0 if all(results["identical"].values()) and not counts["raw_unsound"] else 1
+
+
+def report(results: dict) -> None:
+    runs = results["runs"]
     base = runs.get("ruff check --no-cache", {}).get("wall")
     print()
-    print(f"{'command':<48} {'wall':>8} {'CPU':>8} {'max RSS':>9} {'all RSS':>9} {'x ruff':>7}")
+    print(f"{'command':<56} {'wall':>8} {'CPU':>8} {'max RSS':>9} {'all RSS':>9} {'x ruff':>7}")
     for name, summary in runs.items():
         ratio = f"{summary['wall'] / base:.2f}" if base else "-"
         flag = " (timed out)" if summary["timed_out"] else ""
-        print(f"{name:<48} {summary['wall']:>7.2f}s {summary['cpu']:>7.2f}s {fmt_bytes(summary['max_rss']):>9} "
+        print(f"{name:<56} {summary['wall']:>7.2f}s {summary['cpu']:>7.2f}s {fmt_bytes(summary['max_rss']):>9} "
               f"{fmt_bytes(summary['tree_rss']):>9} {ratio:>7}{flag}")
-    print(f"findings: {results['findings']}; identical: {results['identical']}")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
-    return 0 if all(results["identical"].values()) else 1
+    scaling = results["scaling"]
+    print("scaling (cold wall time by -j): " + ", ".join(
+        f"-j {n}: {wall:.2f} s ({scaling[1] / wall:.2f}x)" for n, wall in scaling.items()))
+    print(f"findings: {results['findings']}; identical: {results['identical']}; "
+          f"raw test dismissed a file the code test passes: {results['prefilter']['raw_unsound']}")
+    profile = results.get("profile")
+    if profile:
+        print(f"\nwhere a -j 1 cold run spends its time (cProfile, {profile['total']:.1f} s of own time "
+              f"with the profiler's overhead):")
+        for package, own in profile["by_package"]:
+            print(f"  {own / profile['total']:6.1%}  {package}")
+        print("  functions with the most own time:")
+        for row in profile["top"]:
+            print(f"  {row['own'] / profile['total']:6.1%}  {row['own']:6.2f} s  {row['calls']:>9}  {row['function']}")
 
 
 if __name__ == "__main__":
