@@ -30,6 +30,14 @@ class FunctionInfo:
     autocast_off: bool = False
     # The interpreter of the module that defines it (another module's, for an imported function).
     home: object = None
+    _self_attrs: Optional[Set[str]] = field(default=None, repr=False)
+
+    def self_attrs_read(self) -> Set[str]:
+        """The ``self.<name>`` it reads (once: subclasses in every file that imports it ask)."""
+        if self._self_attrs is None:
+            self._self_attrs = {node.attr for node in ast.walk(self.node)
+                                if is_self_attr(node) and isinstance(node.ctx, ast.Load)}
+        return self._self_attrs
 
     @property
     def name(self) -> str:
@@ -344,11 +352,10 @@ class ModuleModel:
                     continue
                 for method in base.methods.values():
                     caller = f"<imported {base.name}.{method.name}>"
-                    for node in ast.walk(method.node):
-                        if is_self_attr(node) and isinstance(node.ctx, ast.Load) and node.attr in cls.methods:
-                            cls.methods[node.attr].callers.add(caller)
-                            if not method.runtime:
-                                construction.add(caller)
+                    for attr in method.self_attrs_read() & set(cls.methods):
+                        cls.methods[attr].callers.add(caller)
+                        if not method.runtime:
+                            construction.add(caller)
         return construction
 
     def all_functions(self) -> List[FunctionInfo]:

@@ -34,8 +34,9 @@ from poslint.engine.files import read_source
 
 # Files larger than this are not read as modules of the project (generated tables, vendored blobs).
 MAX_MODULE_BYTES = 4 * 1024 * 1024
-# Texts and definition indexes kept per process; past this many, they are read again (memory).
-MAX_KEPT = 256
+# Texts kept per process, and definition indexes (small); past this many, they are read again.
+MAX_KEPT = 512
+MAX_DEFINITION_INDEXES = 4096
 
 
 def module_of(path: str, src_roots: Sequence[str]) -> Tuple[Optional[str], bool, Optional[str]]:
@@ -85,6 +86,8 @@ class ProjectFiles:
         self._texts: Dict[str, Tuple[Tuple[int, int], Optional[str]]] = {}
         self.read: Set[str] = set()  # the module files read for the current host: what its result depends on
         self.host: Tuple[Optional[str], bool] = (None, False)  # its module name, and whether it is a package
+        # (roots, module, name) -> whether the name may carry a role (see imports_may_matter)
+        self.matters: Dict[Tuple[Tuple[str, ...], str, str], bool] = {}
 
     def for_host(self, path: str) -> Tuple[Optional[str], bool]:
         """Prepare to analyse the file at ``path``: its module name and whether it is a package."""
@@ -210,45 +213,62 @@ class _Definitions:
     def __init__(self, files: ProjectFiles, may_have_findings):
         self.files = files
         self.passes = may_have_findings
-        self._seen: Set[Tuple[str, str]] = set()
 
     def module_matters(self, module: str) -> bool:
         found = self.files.find(module)
         return found is not None and self.passes(found[1])
 
     def name_matters(self, module: str, name: str) -> bool:
-        if (module, name) in self._seen:
+        """Whether ``name`` of ``module`` may carry a role: a depth-first search over what its
+        definition mentions. Its answer, and (when it is no) the answer of everything it visited,
+        is kept for the process: it depends on the texts and the roots alone."""
+        memo = self.files.matters
+        key = (self.files.roots, module, name)
+        if key not in memo:
+            visited: Set[Tuple[Tuple[str, ...], str, str]] = set()
+            found = self._search(module, name, visited)
+            if not found:
+                memo.update(dict.fromkeys(visited, False))
+            memo[key] = found
+        return memo[key]
+
+    def _search(self, module: str, name: str, visited: Set[tuple]) -> bool:
+        key = (self.files.roots, module, name)
+        if key in self.files.matters:
+            return self.files.matters[key]
+        if key in visited:
             return False
-        self._seen.add((module, name))
+        visited.add(key)
         found = self.files.find(module)
         if found is None:
             return False
         path, text, is_package = found
         if not name:  # ``import a.b as m``: anything of it
             return self.passes(text)
-        definitions = _top_level(path, text, package_of(module, is_package))
+        definitions = _top_level(path, text, package_of(module, is_package), self.passes)
         if name not in definitions:  # ``from . import rotary``: a submodule
             return self.module_matters(f"{module}.{name}")
-        block, mentioned = definitions[name]
-        if block is not None and self.passes(block):
+        passes, mentioned = definitions[name]
+        if passes:
+            self.files.matters[key] = True
             return True
-        for target_module, target_name in mentioned:
-            if self.name_matters(target_module, target_name):
-                return True
-        return False
+        return any(self._search(target_module, target_name, visited) for target_module, target_name in mentioned)
 
 
-_TOP_LEVEL_CACHE: Dict[Tuple[str, int], Dict[str, Tuple[Optional[str], List[Tuple[str, str]]]]] = {}
+# path, text hash -> name -> (whether its definition's text passes the prefilter, None for an
+# import; the (module, name) pairs it mentions)
+_TOP_LEVEL_CACHE: Dict[Tuple[str, int], Dict[str, Tuple[Optional[bool], List[Tuple[str, str]]]]] = {}
 
 
-def _top_level(path: str, text: str, package: str) -> Dict[str, Tuple[Optional[str], List[Tuple[str, str]]]]:
-    """For each name a module defines or imports at top level: the text of its definition (None
-    for an import) and the ``(module, name)`` pairs it mentions: the module's own top-level
-    names, and the names it imports."""
+def _top_level(path: str, text: str, package: str,
+               passes) -> Dict[str, Tuple[Optional[bool], List[Tuple[str, str]]]]:
+    """For each name a module defines or imports at top level: whether the text of its definition
+    passes the prefilter (None for an import) and the ``(module, name)`` pairs it mentions: the
+    module's own top-level names, and the names it imports."""
     key = (path, hash(text))
     if key in _TOP_LEVEL_CACHE:
         return _TOP_LEVEL_CACHE[key]
-    if len(_TOP_LEVEL_CACHE) >= MAX_KEPT:
+    if len(_TOP_LEVEL_CACHE) >= MAX_DEFINITION_INDEXES:
         _TOP_LEVEL_CACHE.clear()
     try:
         with warnings.catch_warnings():
@@ -276,12 +296,15 @@ def _top_level(path: str, text: str, package: str) -> Dict[str, Tuple[Optional[s
             for alias in node.names:
                 if alias.asname:
                     imported[alias.asname] = (alias.name, "")
-    out: Dict[str, Tuple[Optional[str], List[Tuple[str, str]]]] = {}
+    out: Dict[str, Tuple[Optional[bool], List[Tuple[str, str]]]] = {}
+    verdicts: Dict[int, bool] = {}  # one statement can define several names
     for name, node in own.items():
+        if id(node) not in verdicts:
+            verdicts[id(node)] = passes("".join(lines[node.lineno - 1:node.end_lineno]))
         mentioned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
         pairs = [(imported[m] if m in imported else (_module_name(package, path), m))
                  for m in sorted(mentioned) if m != name and (m in own or m in imported)]
-        out[name] = ("".join(lines[node.lineno - 1:node.end_lineno]), pairs)
+        out[name] = (verdicts[id(node)], pairs)
     for name, target in imported.items():
         out.setdefault(name, (None, [target]))
     _TOP_LEVEL_CACHE[key] = out
