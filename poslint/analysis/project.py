@@ -33,7 +33,7 @@ from poslint.core.source import LineIndex
 MAX_REEXPORTS = 8
 # Imported modules kept between hosts, least recently used dropped first: a module's analysis
 # depends on its text alone, so one read again gives the same result; this bounds memory.
-MAX_UNITS = 48
+MAX_UNITS = 96
 # Roots of names that are never the project's: torch's API is known from tables, not from its source.
 NOT_FIRST_PARTY = frozenset({"torch", "math", "numpy", "np", "einops", "builtins"})
 
@@ -89,8 +89,9 @@ class Project:
 
     def begin(self, module: Optional[str], interpreter: Interpreter) -> None:
         self.host_module, self.host, self.consulted, self._checked = module, interpreter, set(), set()
-        while len(self._units) > MAX_UNITS:
-            self._units.popitem(last=False)
+        modules = [m for m, unit in self._units.items() if unit is not None]  # names that are no module are cheap
+        for module in modules[:max(0, len(modules) - MAX_UNITS)]:
+            del self._units[module]
 
     def unit(self, module: str) -> Optional[Unit]:
         if module in self._units and module not in self._checked:

@@ -24,11 +24,12 @@ import ast
 import os
 import re
 import warnings
+from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.names import absolute_module
 from poslint.analysis.object_model import nested_blocks
-from poslint.analysis.project import Project, package_of
+from poslint.analysis.project import MAX_REEXPORTS, Project, package_of
 from poslint.core.source import SourceText, UndecodableSource
 from poslint.engine.files import read_source
 
@@ -162,7 +163,7 @@ class ProjectFiles:
             return False
         module, is_package = self.host
         package = package_of(module, is_package) if module else None
-        summary = _Definitions(self, may_have_findings)
+        summary = _Definitions(self, may_have_findings, set(_IDENTIFIER.findall(text)))
         for imported, names in _imports_in(text, package):
             if names is None:
                 if summary.module_matters(imported):
@@ -183,6 +184,8 @@ def project_files(src_roots: Sequence[str], display_root: str) -> ProjectFiles:
     return _PROJECTS[key]
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_SELF_ATTRIBUTE = re.compile(r"\bself\s*\.\s*([A-Za-z_]\w*)")
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n\\]|\\\n)*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+((?:[^\n\\#;]|\\\n)*)", re.M)
 
@@ -196,10 +199,7 @@ def _imports_in(text: str, package: Optional[str]) -> Iterable[Tuple[str, Option
         if module is None:
             continue
         listed = [n.split()[0] for n in names.strip("()").replace("\\\n", " ").split(",") if n.split()]
-        # ``from . import rotary`` imports a module as well as a name.
-        yield module, listed
-        for listed_name in listed:
-            yield (f"{module}.{listed_name}" if module else listed_name), None
+        yield module, listed  # a name that the module does not define is a submodule (see _search)
     for match in _IMPORT.finditer(text):
         for part in match.group(1).replace("\\\n", " ").split(","):
             words = part.split()
@@ -208,20 +208,35 @@ def _imports_in(text: str, package: Optional[str]) -> Iterable[Tuple[str, Option
 
 
 class _Definitions:
-    """What the modules of the project define, for :meth:`ProjectFiles.imports_may_matter`."""
+    """What the modules of the project define, for :meth:`ProjectFiles.imports_may_matter`.
+    ``used`` are the identifiers of the file asking: of a class it imports, only the methods
+    whose names it mentions (``super().__init__``, ``self.post_init()``) can run for it, with the
+    class body and what those methods call on ``self``."""
 
-    def __init__(self, files: ProjectFiles, may_have_findings):
+    def __init__(self, files: ProjectFiles, may_have_findings, used: Set[str]):
         self.files = files
         self.passes = may_have_findings
+        self.used = used
 
     def module_matters(self, module: str) -> bool:
         found = self.files.find(module)
         return found is not None and self.passes(found[1])
 
     def name_matters(self, module: str, name: str) -> bool:
-        """Whether ``name`` of ``module`` may carry a role: a depth-first search over what its
-        definition mentions. Its answer, and (when it is no) the answer of everything it visited,
-        is kept for the process: it depends on the texts and the roots alone."""
+        definition = self._definition(module, name)
+        for _ in range(MAX_REEXPORTS):  # ``from .utils import GenerationMixin`` in a package's __init__
+            if not (isinstance(definition, _Definition) and definition.verdict is None and definition.mentioned):
+                break
+            module, name = definition.mentioned[0]
+            definition = self._definition(module, name)
+        if isinstance(definition, _Definition) and definition.members is not None:
+            return self._class_matters(definition, self.used)
+        return self._memoised(module, name)
+
+    def _memoised(self, module: str, name: str) -> bool:
+        """A depth-first search over what a definition mentions. Its answer, and (when it is no)
+        the answer of everything it visited, is kept for the process: it depends on the texts
+        and the roots alone."""
         memo = self.files.matters
         key = (self.files.roots, module, name)
         if key not in memo:
@@ -232,6 +247,20 @@ class _Definitions:
             memo[key] = found
         return memo[key]
 
+    def _definition(self, module: str, name: str):
+        """The :class:`_Definition` of ``name`` in ``module``; True/False when it is a whole module
+        (``import a.b``, or a submodule imported from its package) that passes or not; None."""
+        found = self.files.find(module)
+        if found is None:
+            return None
+        path, text, is_package = found
+        if not name:
+            return self.passes(text)
+        definitions = _top_level(path, text, package_of(module, is_package), self.passes)
+        if name not in definitions:
+            return self.module_matters(f"{module}.{name}")
+        return definitions[name]
+
     def _search(self, module: str, name: str, visited: Set[tuple]) -> bool:
         key = (self.files.roots, module, name)
         if key in self.files.matters:
@@ -239,32 +268,60 @@ class _Definitions:
         if key in visited:
             return False
         visited.add(key)
-        found = self.files.find(module)
-        if found is None:
-            return False
-        path, text, is_package = found
-        if not name:  # ``import a.b as m``: anything of it
-            return self.passes(text)
-        definitions = _top_level(path, text, package_of(module, is_package), self.passes)
-        if name not in definitions:  # ``from . import rotary``: a submodule
-            return self.module_matters(f"{module}.{name}")
-        passes, mentioned = definitions[name]
-        if passes:
+        definition = self._definition(module, name)
+        if not isinstance(definition, _Definition):
+            return bool(definition)
+        if definition.verdict:
             self.files.matters[key] = True
             return True
-        return any(self._search(target_module, target_name, visited) for target_module, target_name in mentioned)
+        return any(self._search(m, n, visited) for m, n in definition.mentioned)
+
+    def _class_matters(self, definition: "_Definition", used: Set[str]) -> bool:
+        selected = {""} | (set(definition.members) & used)
+        pending = list(selected)
+        while pending:  # and what the selected methods call on self
+            for called in definition.members[pending.pop()].self_calls & set(definition.members):
+                if called not in selected:
+                    selected.add(called)
+                    pending.append(called)
+        for member in map(definition.members.get, selected):
+            if member.verdict or any(self._memoised(m, n) for m, n in member.mentioned):
+                return True
+        for base_module, base_name in definition.bases:  # inherited methods the file may call
+            base = self._definition(base_module, base_name)
+            if isinstance(base, _Definition) and base.members is not None:
+                if self._class_matters(base, used):
+                    return True
+            elif base and self._memoised(base_module, base_name):
+                return True
+        return False
 
 
-# path, text hash -> name -> (whether its definition's text passes the prefilter, None for an
-# import; the (module, name) pairs it mentions)
-_TOP_LEVEL_CACHE: Dict[Tuple[str, int], Dict[str, Tuple[Optional[bool], List[Tuple[str, str]]]]] = {}
+@dataclass(frozen=True)
+class _Member:
+    verdict: bool  # whether its text passes the prefilter
+    mentioned: Tuple[Tuple[str, str], ...]  # the (module, name) pairs it mentions
+    self_calls: frozenset  # the ``self.<name>`` it reads
 
 
-def _top_level(path: str, text: str, package: str,
-               passes) -> Dict[str, Tuple[Optional[bool], List[Tuple[str, str]]]]:
-    """For each name a module defines or imports at top level: whether the text of its definition
-    passes the prefilter (None for an import) and the ``(module, name)`` pairs it mentions: the
-    module's own top-level names, and the names it imports."""
+@dataclass(frozen=True)
+class _Definition:
+    """A top-level name of a module: whether its definition's text passes the prefilter (None for
+    an import), the (module, name) pairs it mentions, and for a class, each method ("" for the
+    rest of its body) and its bases."""
+
+    verdict: Optional[bool]
+    mentioned: Tuple[Tuple[str, str], ...]
+    members: Optional[Dict[str, _Member]] = None
+    bases: Tuple[Tuple[str, str], ...] = ()
+
+
+# (path, text hash) -> name -> its _Definition
+_TOP_LEVEL_CACHE: Dict[Tuple[str, int], Dict[str, _Definition]] = {}
+
+
+def _top_level(path: str, text: str, package: str, passes) -> Dict[str, _Definition]:
+    """The :class:`_Definition` of each name a module defines or imports at top level."""
     key = (path, hash(text))
     if key in _TOP_LEVEL_CACHE:
         return _TOP_LEVEL_CACHE[key]
@@ -296,17 +353,32 @@ def _top_level(path: str, text: str, package: str,
             for alias in node.names:
                 if alias.asname:
                     imported[alias.asname] = (alias.name, "")
-    out: Dict[str, Tuple[Optional[bool], List[Tuple[str, str]]]] = {}
-    verdicts: Dict[int, bool] = {}  # one statement can define several names
+    this_module = _module_name(package, path)
+
+    def pairs(nodes: Iterable[ast.AST], skip: str = "") -> Tuple[Tuple[str, str], ...]:
+        # Every identifier of the text, strings and comments included: it can only mention more.
+        mentioned = {word for node in nodes for word in _IDENTIFIER.findall(source(node))}
+        return tuple(imported[m] if m in imported else (this_module, m)
+                     for m in sorted(mentioned) if m != skip and (m in own or m in imported))
+
+    def source(node: ast.AST) -> str:
+        return "".join(lines[node.lineno - 1:node.end_lineno])
+
+    out: Dict[str, _Definition] = {}
     for name, node in own.items():
-        if id(node) not in verdicts:
-            verdicts[id(node)] = passes("".join(lines[node.lineno - 1:node.end_lineno]))
-        mentioned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-        pairs = [(imported[m] if m in imported else (_module_name(package, path), m))
-                 for m in sorted(mentioned) if m != name and (m in own or m in imported)]
-        out[name] = (verdicts[id(node)], pairs)
+        if isinstance(node, ast.ClassDef):
+            methods = [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            rest = [s for s in node.body if s not in methods]
+            members = {m.name: _Member(passes(source(m)), pairs([m], name),
+                                       frozenset(_SELF_ATTRIBUTE.findall(source(m)))) for m in methods}
+            members[""] = _Member(any(passes(source(s)) for s in rest), pairs(rest, name), frozenset())
+            bases = pairs(node.bases, name)
+            out[name] = _Definition(any(m.verdict for m in members.values()),
+                                    tuple(p for m in members.values() for p in m.mentioned) + bases, members, bases)
+        else:
+            out[name] = _Definition(passes(source(node)), pairs([node], name))
     for name, target in imported.items():
-        out.setdefault(name, (None, [target]))
+        out.setdefault(name, _Definition(None, (target,)))
     _TOP_LEVEL_CACHE[key] = out
     return out
 
