@@ -43,6 +43,11 @@ EXPECTED = {
         ("hookpkg/scaled.py", 15, "POS101", "the dtype of buffer 'inv_freq'"),
         ("hookpkg/scaled.py", 16, "POS102", "buffer 'inv_freq'"),
     ],
+    "inherited_buffer": [
+        # angles.py alone holds no rotary word: the buffer and its role come from base.py.
+        ("ibuf/angles.py", 8, "POS101", "the dtype of buffer 'inv_freq'"),
+        ("ibuf/angles.py", 8, "POS102", "buffer 'inv_freq'"),
+    ],
     "cycle": [
         ("cyc/freqs.py", 11, "POS101", "(cyc/positions.py:7)"),
         ("cyc/positions.py", 11, "POS101", "explicit torch.float16"),
@@ -112,7 +117,7 @@ def test_prefilter_lets_through_files_whose_imports_carry_roles(tmp_path):
     """These hosts are cleared by the per-file prefilter, yet have project findings: the project
     prefilter sends them to the analysis, and the result is the same as without any prefilter."""
     hosts = [PROJECTS / "alibi_helper/alibipkg/model.py", PROJECTS / "rope_utils/freqpkg/model.py",
-             PROJECTS / "cycle/cyc/positions.py"]
+             PROJECTS / "cycle/cyc/positions.py", PROJECTS / "inherited_buffer/ibuf/angles.py"]
     assert not any(may_have_findings(p.read_text()) for p in hosts)
     from poslint.engine.checker import check_text
     from poslint.rules import all_rules
@@ -141,6 +146,12 @@ def test_project_prefilter_clears_files_that_import_nothing_that_matters(tmp_pat
     # A name whose definition mentions one that carries a role (in its module, or imported there).
     (package / "wrap.py").write_text("from .rope import inv_freq\n\ndef table(d):\n    return inv_freq(d)\n")
     assert files.imports_may_matter("from .wrap import table\n", may_have_findings)
+    # Of a class, what the file can reach: methods it names, attributes it reads, the class body.
+    base = PROJECTS / "inherited_buffer" / "ibuf" / "base.py"
+    (package / "base.py").write_text(base.read_text())
+    subclass = "from .base import Base\n\nclass S(Base):\n    def f(self):\n        return self.{}\n"
+    assert files.imports_may_matter(subclass.format("inv_freq"), may_have_findings)
+    assert not files.imports_may_matter(subclass.format("dim"), may_have_findings)
 
 
 def test_relative_imports_resolve_against_the_package():
@@ -204,6 +215,7 @@ MODULE_NAMES = {
     "rope_utils": ["freqpkg", "rope_utils", "model"],
     "base_hook": ["hookpkg", "base", "scaled"],
     "cycle": ["cyc", "freqs", "positions"],
+    "inherited_buffer": ["ibuf", "base", "angles", "other"],
 }
 
 

@@ -149,16 +149,23 @@ class ProjectFiles:
 
     def imports_may_matter(self, text: str, may_have_findings) -> bool:
         """Whether a file that the prefilter clears on its own text may still get a finding
-        through the project: it imports from the project a name whose definition, or a
-        definition that it mentions (followed within its module and through its module's
-        imports), has text that the prefilter passes (``may_have_findings``), or imports a
-        project module (``import a.b``) whose text it passes.
+        through the project. It may when it imports from the project:
 
-        Sound for what the analysis follows: a value with a role enters a file from another module
-        only as the result of calling an imported function or class, through an imported base
-        class, or as an imported constant, and that role is born in code the definition reaches
-        by name. Import statements are found by a regular expression over the whole text,
-        comments and strings included, which can only find more of them."""
+        * a function or constant whose definition's text passes the prefilter
+          (``may_have_findings``), or mentions a name (of its module, or imported there) that
+          does, followed depth-first;
+        * a class one of whose methods the file names (any identifier of its text: ``__init__``
+          for ``super().__init__``, ``post_init``...), or its class body, or what those methods read
+          on ``self``, passes or mentions such a name; the same for its bases;
+        * a project module (``import a.b``, or a submodule from its package) whose text passes.
+
+        Sound for what the analysis follows: a role is born only in code whose text has the
+        prefilter's words, and a file with none of them gets a value with a role from another
+        module only by calling, instantiating or subclassing what it imports: the functions it
+        calls, the methods it names (a method it never names runs for it only when another method
+        calls it on ``self``, which is followed), or the attributes the class body and those
+        methods set. Import statements and identifiers are found by regular expressions over the
+        whole text, comments and strings included, which can only find more of them."""
         if "import" not in text:
             return False
         module, is_package = self.host
@@ -186,6 +193,17 @@ def project_files(src_roots: Sequence[str], display_root: str) -> ProjectFiles:
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _SELF_ATTRIBUTE = re.compile(r"\bself\s*\.\s*([A-Za-z_]\w*)")
+_SELF_STORE = re.compile(r"\bself\s*\.\s*([A-Za-z_]\w*)\s*(?::[^\n=]*)?=(?!=)")
+# The name argument: the first of register_buffer/register_parameter, the second of setattr.
+_NAMED_STORE = re.compile(r"\b(?:register_buffer|register_parameter)\s*\(([^,)]*)|\bsetattr\s*\([^,)]*,([^,)]*)")
+
+
+def _attributes_set(text: str) -> frozenset:
+    """What :attr:`_Member.sets` holds, for a method's text."""
+    names = set(_SELF_STORE.findall(text))
+    for registered, set_by_name in _NAMED_STORE.findall(text):
+        names.update(_IDENTIFIER.findall(registered + " " + set_by_name))
+    return frozenset(names)
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n\\]|\\\n)*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+((?:[^\n\\#;]|\\\n)*)", re.M)
 
@@ -277,7 +295,8 @@ class _Definitions:
         return any(self._search(m, n, visited) for m, n in definition.mentioned)
 
     def _class_matters(self, definition: "_Definition", used: Set[str]) -> bool:
-        selected = {""} | (set(definition.members) & used)
+        selected = {""} | (set(definition.members) & used) | {
+            name for name, member in definition.members.items() if member.sets & used}
         pending = list(selected)
         while pending:  # and what the selected methods call on self
             for called in definition.members[pending.pop()].self_calls & set(definition.members):
@@ -301,7 +320,10 @@ class _Definitions:
 class _Member:
     verdict: bool  # whether its text passes the prefilter
     mentioned: Tuple[Tuple[str, str], ...]  # the (module, name) pairs it mentions
-    self_calls: frozenset  # the ``self.<name>`` it reads
+    self_calls: frozenset  # the ``self.<name>`` it mentions
+    # The attributes it sets: ``self.<name> =``, and the identifiers in the names given to
+    # ``register_buffer``/``register_parameter``/``setattr`` (a computed name gives its parts).
+    sets: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -369,8 +391,8 @@ def _top_level(path: str, text: str, package: str, passes) -> Dict[str, _Definit
         if isinstance(node, ast.ClassDef):
             methods = [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
             rest = [s for s in node.body if s not in methods]
-            members = {m.name: _Member(passes(source(m)), pairs([m], name),
-                                       frozenset(_SELF_ATTRIBUTE.findall(source(m)))) for m in methods}
+            members = {m.name: _Member(passes(source(m)), pairs([m], name), frozenset(_SELF_ATTRIBUTE.findall(source(m))),
+                                       _attributes_set(source(m))) for m in methods}
             members[""] = _Member(any(passes(source(s)) for s in rest), pairs(rest, name), frozenset())
             bases = pairs(node.bases, name)
             out[name] = _Definition(any(m.verdict for m in members.values()),
