@@ -1227,7 +1227,7 @@ class Interpreter:
             return UNKNOWN
         if qual in LIBRARY:
             return self.library_call(LIBRARY[qual].effect, node, args)
-        if not qual.startswith("torch"):
+        if not qual.startswith("torch") and not qual.startswith("einops"):  # einops.einsum is torch's
             return UNKNOWN
         if name in ("set_default_dtype", "set_default_tensor_type") and args:
             target = args[0]
