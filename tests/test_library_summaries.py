@@ -86,3 +86,23 @@ def test_every_entry_says_what_source_it_was_checked_against():
     for qual, summary in LIBRARY.items():
         assert summary.effect in ("preserves", "applies-rotary", "rope-init", "rope-init-table"), qual
         assert any(ch.isdigit() for ch in summary.checked) and ".py" in summary.checked, qual
+
+
+def test_other_einops_functions_keep_torch_semantics():
+    # einops.einsum is torch's einsum: an angle product, which CUDA autocast lowers (POS103).
+    source = """
+import torch
+from einops import einsum
+
+
+class Rotary(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+
+    def forward(self, x):
+        t = torch.arange(x.shape[1], device=x.device, dtype=torch.float32)
+        freqs = einsum(t, self.inv_freq.to(x.device), "i, j -> i j")
+        return freqs.cos(), freqs.sin()
+"""
+    assert "POS103" in codes(source)
