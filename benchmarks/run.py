@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import multiprocessing
 import os
 import platform
 import pstats
@@ -54,6 +55,7 @@ import tempfile
 import threading
 import time
 import zipfile
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
@@ -417,7 +419,9 @@ def _run_all(args, source: Path, work: Path, jobs: int, cores: int) -> int:
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     at = dict(cwd=work, timeout=args.timeout, env=env)
 
-    results["prefilter"] = counts = prefilter_counts(files)
+    # In a process of its own: a child's peak RSS on Linux includes what its parent held when it forked.
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as separate:
+        results["prefilter"] = counts = separate.submit(prefilter_counts, files).result()
     print(f"prefilter: {counts['analysed']} files analysed ({counts['analysed_bytes'] / 2 ** 20:.1f} MB), "
           f"{counts['skipped']} skipped ({counts['skipped_bytes'] / 2 ** 20:.1f} MB), "
           f"{counts['raw_dismissed']} of them by the raw test; CPU: raw test {counts['raw_cpu']:.2f} s, "
