@@ -31,9 +31,10 @@ from poslint.core.source import LineIndex
 
 # Re-exports (``from .rotary import Rotary`` in ``__init__.py``) followed before giving up.
 MAX_REEXPORTS = 8
-# Imported modules kept between hosts, least recently used dropped first: a module's analysis
-# depends on its text alone, so one read again gives the same result; this bounds memory.
-MAX_UNITS = 96
+# Imported modules kept between hosts, least recently used dropped first, up to this much source
+# (their trees and facts take some 20 times as much memory): a module's analysis depends on its
+# text alone, so one read again gives the same result.
+MAX_KEPT_SOURCE = 4_000_000
 # Roots of names that are never the project's: torch's API is known from tables, not from its source.
 NOT_FIRST_PARTY = frozenset({"torch", "math", "numpy", "np", "einops", "builtins"})
 
@@ -89,9 +90,11 @@ class Project:
 
     def begin(self, module: Optional[str], interpreter: Interpreter) -> None:
         self.host_module, self.host, self.consulted, self._checked = module, interpreter, set(), set()
-        modules = [m for m, unit in self._units.items() if unit is not None]  # names that are no module are cheap
-        for module in modules[:max(0, len(modules) - MAX_UNITS)]:
-            del self._units[module]
+        kept = sum(len(unit.facts.text) for unit in self._units.values() if unit is not None)
+        for module in [m for m, unit in self._units.items() if unit is not None]:  # oldest first
+            if kept <= MAX_KEPT_SOURCE:
+                break
+            kept -= len(self._units.pop(module).facts.text)
 
     def unit(self, module: str) -> Optional[Unit]:
         if module in self._units and module not in self._checked:
