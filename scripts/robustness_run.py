@@ -177,7 +177,7 @@ def full_analysis(enabled: bool = True) -> None:
 
     if not hasattr(poslint.engine.checker, "_real_cleared"):
         poslint.engine.checker._real_cleared = poslint.engine.checker._cleared
-    poslint.engine.checker._cleared = (lambda text, path, codes: False) if enabled else poslint.engine.checker._real_cleared
+    poslint.engine.checker._cleared = (lambda text, path, codes, project=None: False) if enabled else poslint.engine.checker._real_cleared
 
 
 def check_file(path: str) -> FileReport:
