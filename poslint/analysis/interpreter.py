@@ -186,6 +186,8 @@ class Interpreter:
                                or b.facts.stores or b.facts.creations or b.facts.trigs or b.facts.attr_reads]
         if self.follows_imports:
             self.facts.dependencies = set(self.project.consulted)
+        else:  # an imported module, kept for the files that call into it: what only its own run needed
+            self.memo, self._seen_facts, self.analyzed = {}, set(), set()
 
     @property
     def module_name(self) -> Optional[str]:

@@ -34,7 +34,7 @@ MAX_REEXPORTS = 8
 # Imported modules kept between hosts, least recently used dropped first, up to this much source
 # (their trees and facts take some 20 times as much memory): a module's analysis depends on its
 # text alone, so one read again gives the same result.
-MAX_KEPT_SOURCE = 4_000_000
+MAX_KEPT_SOURCE = 8_000_000
 # Roots of names that are never the project's: torch's API is known from tables, not from its source.
 NOT_FIRST_PARTY = frozenset({"torch", "math", "numpy", "np", "einops", "builtins"})
 
