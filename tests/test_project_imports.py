@@ -240,3 +240,17 @@ def test_renaming_packages_and_modules_changes_no_finding(name, tmp_path):
                       for path, line, code, _ in _findings(root, "--no-cache", "."))
 
     assert located(renamed_root) == located(original) != []
+
+
+def test_a_finding_at_the_linted_files_value_in_a_short_imported_module(tmp_path):
+    """The rules read the linted file's nodes that another module's facts hold (the positions a
+    call passed in) in the linted file's text: here they lie past the imported module's end,
+    which raised IndexError when they were read in the imported module's text."""
+    project = tmp_path / "split_rotary"
+    shutil.copytree(PROJECTS / "split_rotary", project)
+    model = project / "splitrot" / "model.py"
+    model.write_text("\n" * 60 + model.read_text())
+    proc = subprocess.run([sys.executable, "-m", "poslint", "--no-cache", "--output-format", "json", "."],
+                          cwd=project, capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert [(d["location"]["row"], d["code"]) for d in json.loads(proc.stdout)] == [(77, "POS101")]

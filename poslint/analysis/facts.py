@@ -196,6 +196,9 @@ class ModuleFacts:
     # Facts of imported modules' code run by calls from this file, and the files read for them.
     borrowed: List[Borrowed] = field(default_factory=list)
     dependencies: Set[str] = field(default_factory=set)
+    # For another module's facts recorded by a call of the linted file: the linted file's facts,
+    # which hold the nodes of the values that call passed in.
+    linted: Optional["ModuleFacts"] = field(default=None, repr=False)
     # What each rule finds in these facts (node keys), when another module's report needs it.
     findings_by_rule: Dict[str, Set[NodeKey]] = field(default_factory=dict, repr=False)
     _node_ids: Optional[Set[int]] = field(default=None, repr=False)
@@ -267,11 +270,19 @@ class ModuleFacts:
         return self._parents.get(id(node))
 
     def source(self, node: ast.AST) -> str:
-        start, end = self.span(node)
-        return self.text[start:end]
+        owner = self._owner(node)
+        start, end = owner.span(node)
+        return owner.text[start:end]
 
     def span(self, node: ast.AST) -> Tuple[int, int]:
-        """Character offsets of ``node`` in :attr:`text`, for building fixes."""
-        start = self.index.utf8_col_to_offset(node.lineno, node.col_offset)
-        end = self.index.utf8_col_to_offset(node.end_lineno, node.end_col_offset)
+        """Character offsets of ``node`` in :attr:`text` (in the linted file's text, for a node of
+        the linted file met in another module's facts), for building fixes."""
+        owner = self._owner(node)
+        start = owner.index.utf8_col_to_offset(node.lineno, node.col_offset)
+        end = owner.index.utf8_col_to_offset(node.end_lineno, node.end_col_offset)
         return start, end
+
+    def _owner(self, node: ast.AST) -> "ModuleFacts":
+        if self.linted is not None and not self.holds(node):
+            return self.linted
+        return self

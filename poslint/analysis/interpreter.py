@@ -229,6 +229,7 @@ class Interpreter:
         if borrowed is None:
             facts = ModuleFacts(tree=self.facts.tree, text=self.facts.text, index=self.facts.index, names=self.names)
             facts.rotary_products, facts.escaped = host.facts.rotary_products, host.facts.escaped
+            facts.linted = host.facts
             facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
             borrowed = host._borrowed[key] = Borrowed(self.path, facts, self.learn, anchor)
         before = host._observed(borrowed.facts)

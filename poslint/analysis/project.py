@@ -20,7 +20,7 @@ import ast
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Protocol, Set, Tuple
+from typing import Callable, Dict, Optional, Protocol, Set, Tuple
 
 from poslint.analysis.facts import Borrowed, ModuleFacts
 from poslint.analysis.interpreter import Interpreter
@@ -79,6 +79,9 @@ class Unit:
 @dataclass
 class Project:
     source: ModuleSource
+    # Whether a module's text may hold a role birth (the engine's prefilter); a module whose text
+    # cannot is never run on its own: what its classes hold can carry no role.
+    may_matter: Callable[[str], bool] = lambda text: True
     _units: "OrderedDict[str, Optional[Unit]]" = field(default_factory=OrderedDict)
     _loading: Set[str] = field(default_factory=set)
     # The host being analysed: its module name and interpreter.
@@ -130,6 +133,7 @@ class Project:
         facts = ModuleFacts(tree=tree, text=text, index=LineIndex(text),
                             names=ImportResolver(tree, imports, package_of(module, is_package)))
         interpreter = Interpreter(facts, class_names, project=self, path=self.source.display(path))
+        interpreter.ran = not self.may_matter(text)
         try:
             interpreter.prepare()
         except RecursionError:

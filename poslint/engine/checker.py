@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import warnings
 from dataclasses import dataclass, field
-from typing import Collection, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Collection, Iterator, List, Optional, Set, Tuple
 
 from poslint.core.deep_stack import on_a_deep_stack
 from poslint.core.diagnostics import Diagnostic

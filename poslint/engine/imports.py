@@ -32,6 +32,7 @@ from poslint.analysis.object_model import nested_blocks
 from poslint.analysis.project import MAX_REEXPORTS, Project, package_of
 from poslint.core.source import SourceText, UndecodableSource
 from poslint.engine.files import read_source
+from poslint.engine.prefilter import may_have_findings
 
 # Files larger than this are not read as modules of the project (generated tables, vendored blobs).
 MAX_MODULE_BYTES = 4 * 1024 * 1024
@@ -82,7 +83,7 @@ class ProjectFiles:
         self.src_roots = tuple(os.path.abspath(r) for r in src_roots)
         self.display_root = display_root
         self.roots: Tuple[str, ...] = self.src_roots
-        self.project = Project(self)
+        self.project = Project(self, may_have_findings)
         self._found: Dict[Tuple[Tuple[str, ...], str], Optional[str]] = {}
         self._texts: Dict[str, Tuple[Tuple[int, int], Optional[str]]] = {}
         self.read: Set[str] = set()  # the module files read for the current host: what its result depends on
