@@ -121,13 +121,14 @@ def nested_blocks(stmt: ast.stmt) -> List[Sequence[ast.stmt]]:
     return []
 
 
-def class_body(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
-    """The statements of a class body, with those inside its ``if``/``try``/``with`` blocks."""
+def flattened(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
+    """The statements of a module or class body, with those inside its ``if``/``try``/``with``
+    blocks (version switches, import fallbacks)."""
     for stmt in body:
         blocks = nested_blocks(stmt)
         if blocks:
             for block in blocks:
-                yield from class_body(block)
+                yield from flattened(block)
         else:
             yield stmt
 
@@ -288,7 +289,7 @@ class ModuleModel:
             bases = [b.id if isinstance(b, ast.Name) else tail_name(b) for b in stmt.bases]
             cls = ClassInfo(stmt, stmt.name, bases, base_nodes=list(stmt.bases))
             nested = []
-            for item in class_body(stmt.body):
+            for item in flattened(stmt.body):
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     fn = FunctionInfo(item, f"{stmt.name}.{item.name}", cls)
                     fn.autocast_off = any(is_autocast_off_call(d, self.names) for d in item.decorator_list)

@@ -20,7 +20,7 @@ import ast
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Optional, Protocol, Set, Tuple
+from typing import Callable, Optional, Protocol, Set, Tuple
 
 from poslint.analysis.facts import Borrowed, ModuleFacts
 from poslint.analysis.interpreter import Interpreter

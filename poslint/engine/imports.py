@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.names import absolute_module
-from poslint.analysis.object_model import nested_blocks
+from poslint.analysis.object_model import flattened
 from poslint.analysis.project import MAX_REEXPORTS, Project, package_of
 from poslint.core.source import SourceText, UndecodableSource
 from poslint.engine.files import read_source
@@ -359,7 +359,7 @@ def _top_level(path: str, text: str, package: str, passes) -> Dict[str, _Definit
     lines = text.splitlines(keepends=True)
     own: Dict[str, ast.AST] = {}
     imported: Dict[str, Tuple[str, str]] = {}
-    for node in _top_statements(tree.body):
+    for node in flattened(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             own[node.name] = node
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -411,17 +411,6 @@ def _module_name(package: str, path: str) -> str:
         return package
     stem = os.path.splitext(os.path.basename(path))[0]
     return f"{package}.{stem}" if package else stem
-
-
-def _top_statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
-    """Top-level statements, with those in ``if``/``try``/``with`` blocks (import fallbacks)."""
-    for stmt in body:
-        blocks = nested_blocks(stmt)
-        if blocks:
-            for block in blocks:
-                yield from _top_statements(block)
-        else:
-            yield stmt
 
 
 def _inside(path: str, root: str) -> bool:
