@@ -113,3 +113,16 @@ def test_clean_code_is_silent(tmp_path, source):
     (tmp_path / "ok.py").write_text(source, encoding="utf-8")
     result = flake8("--select", "POS", "ok.py", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout == ""
+
+
+def test_flake8_follows_imports_into_the_project(tmp_path):
+    """A finding that needs two files (the positions' dtype in model.py, the product in
+    layers/rotary.py) is reported by flake8 too, as by poslint."""
+    import shutil
+
+    project = tmp_path / "split_rotary"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "projects" / "split_rotary", project)
+    result = flake8("--select", "POS", "splitrot/model.py", cwd=project)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith("splitrot/model.py:17:21: POS101 ")
+    assert "(in splitrot/layers/rotary.py, reached by the call on line 18)" in result.stdout

@@ -9,11 +9,16 @@ again, and flake8's tree is reused rather than parsed a second time) and yields 
 
 POS001 (cannot parse) is not reported here: flake8 reports a file it cannot parse as E999 and
 does not run AST plugins on it.
+
+Imports into the project's other modules are followed as ``poslint check`` follows them by
+default (see :mod:`poslint.engine.imports`): the project is the directory above the file's top
+package, and the current directory and its ``src`` (ruff's default ``src``), where flake8 runs.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 from typing import Iterator, Sequence, Tuple, Type
 
 from poslint import __version__
@@ -30,11 +35,14 @@ class Plugin:
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["Plugin"]]]:
         from poslint.engine.checker import PARSE_ERROR, check_text
+        from poslint.engine.imports import project_files
         from poslint.rules import all_rules
 
         codes = [code for code in all_rules() if code != PARSE_ERROR]
         tree = self.tree if isinstance(self.tree, ast.Module) else None
-        result = check_text("".join(self.lines), self.filename, codes, tree=tree)
+        here = os.getcwd()
+        project = project_files((here, os.path.join(here, "src")), here) if os.path.isfile(self.filename) else None
+        result = check_text("".join(self.lines), self.filename, codes, tree=tree, project=project)
         for d in result.diagnostics:
             yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)
         for message in result.internal_errors:
