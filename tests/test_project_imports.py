@@ -139,19 +139,19 @@ def test_project_prefilter_clears_files_that_import_nothing_that_matters(tmp_pat
     (package / "rope.py").write_text("import torch\n\ndef inv_freq(d):\n    return 1.0 / 10000 ** (torch.arange(0, d, 2) / d)\n")
     files = ProjectFiles([str(tmp_path)], str(tmp_path))
     files.for_host(str(package / "user.py"))
-    assert not files.imports_may_matter("from .util import add\nx = add(1, 2)\n", may_have_findings)
-    assert files.imports_may_matter("from .rope import inv_freq\n", may_have_findings)
-    assert files.imports_may_matter("from pkg import rope\n", may_have_findings)
-    assert files.imports_may_matter("import pkg.rope as r\n", may_have_findings)
+    assert not files.imports_may_matter("from .util import add\nx = add(1, 2)\n")
+    assert files.imports_may_matter("from .rope import inv_freq\n")
+    assert files.imports_may_matter("from pkg import rope\n")
+    assert files.imports_may_matter("import pkg.rope as r\n")
     # A name whose definition mentions one that carries a role (in its module, or imported there).
     (package / "wrap.py").write_text("from .rope import inv_freq\n\ndef table(d):\n    return inv_freq(d)\n")
-    assert files.imports_may_matter("from .wrap import table\n", may_have_findings)
+    assert files.imports_may_matter("from .wrap import table\n")
     # Of a class, what the file can reach: methods it names, attributes it reads, the class body.
     base = PROJECTS / "inherited_buffer" / "ibuf" / "base.py"
     (package / "base.py").write_text(base.read_text())
     subclass = "from .base import Base\n\nclass S(Base):\n    def f(self):\n        return self.{}\n"
-    assert files.imports_may_matter(subclass.format("inv_freq"), may_have_findings)
-    assert not files.imports_may_matter(subclass.format("dim"), may_have_findings)
+    assert files.imports_may_matter(subclass.format("inv_freq"))
+    assert not files.imports_may_matter(subclass.format("dim"))
 
 
 def test_relative_imports_resolve_against_the_package():

@@ -22,11 +22,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Protocol, Set, Tuple
 
-from poslint.analysis.facts import Borrowed, ModuleFacts
+from poslint.analysis.facts import ModuleFacts
 from poslint.analysis.interpreter import Interpreter
 from poslint.analysis.lattice import Value
 from poslint.analysis.names import ImportResolver
-from poslint.analysis.object_model import ClassInfo, FunctionInfo
+from poslint.analysis.object_model import ClassInfo
 from poslint.core.source import LineIndex
 
 # Re-exports (``from .rotary import Rotary`` in ``__init__.py``) followed before giving up.
@@ -184,4 +184,4 @@ class Project:
         return None
 
 
-__all__ = ["Borrowed", "FunctionInfo", "ModuleSource", "Project", "Unit", "package_of", "parse_module"]
+__all__ = ["ModuleSource", "Project", "Unit", "package_of", "parse_module"]

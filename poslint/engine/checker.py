@@ -181,7 +181,7 @@ def _cleared(text: str, path: str, codes: Collection[str], project: Optional[Pro
         return False  # a rule the prefilter's argument does not cover
     if may_have_findings(text):
         return False
-    if project is not None and project.imports_may_matter(text, may_have_findings):
+    if project is not None and project.imports_may_matter(text):
         return False
     return PARSE_ERROR not in codes or syntax_ok(text, path)
 

@@ -148,7 +148,7 @@ class ProjectFiles:
 
     # ---- the project prefilter ----------------------------------------------------------------
 
-    def imports_may_matter(self, text: str, may_have_findings) -> bool:
+    def imports_may_matter(self, text: str) -> bool:
         """Whether a file that the prefilter clears on its own text may still get a finding
         through the project. It may when it imports from the project:
 
@@ -171,7 +171,7 @@ class ProjectFiles:
             return False
         module, is_package = self.host
         package = package_of(module, is_package) if module else None
-        summary = _Definitions(self, may_have_findings, set(_IDENTIFIER.findall(text)))
+        summary = _Definitions(self, set(_IDENTIFIER.findall(text)))
         for imported, names in _imports_in(text, package):
             if names is None:
                 if summary.module_matters(imported):
@@ -232,14 +232,13 @@ class _Definitions:
     whose names it mentions (``super().__init__``, ``self.post_init()``) can run for it, with the
     class body and what those methods call on ``self``."""
 
-    def __init__(self, files: ProjectFiles, may_have_findings, used: Set[str]):
+    def __init__(self, files: ProjectFiles, used: Set[str]):
         self.files = files
-        self.passes = may_have_findings
         self.used = used
 
     def module_matters(self, module: str) -> bool:
         found = self.files.find(module)
-        return found is not None and self.passes(found[1])
+        return found is not None and may_have_findings(found[1])
 
     def name_matters(self, module: str, name: str) -> bool:
         definition = self._definition(module, name)
@@ -274,8 +273,8 @@ class _Definitions:
             return None
         path, text, is_package = found
         if not name:
-            return self.passes(text)
-        definitions = _top_level(path, text, package_of(module, is_package), self.passes)
+            return may_have_findings(text)
+        definitions = _top_level(path, text, package_of(module, is_package))
         if name not in definitions:
             return self.module_matters(f"{module}.{name}")
         return definitions[name]
@@ -343,7 +342,7 @@ class _Definition:
 _TOP_LEVEL_CACHE: Dict[Tuple[str, int], Dict[str, _Definition]] = {}
 
 
-def _top_level(path: str, text: str, package: str, passes) -> Dict[str, _Definition]:
+def _top_level(path: str, text: str, package: str) -> Dict[str, _Definition]:
     """The :class:`_Definition` of each name a module defines or imports at top level."""
     key = (path, hash(text))
     if key in _TOP_LEVEL_CACHE:
@@ -392,14 +391,14 @@ def _top_level(path: str, text: str, package: str, passes) -> Dict[str, _Definit
         if isinstance(node, ast.ClassDef):
             methods = [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
             rest = [s for s in node.body if s not in methods]
-            members = {m.name: _Member(passes(source(m)), pairs([m], name), frozenset(_SELF_ATTRIBUTE.findall(source(m))),
+            members = {m.name: _Member(may_have_findings(source(m)), pairs([m], name), frozenset(_SELF_ATTRIBUTE.findall(source(m))),
                                        _attributes_set(source(m))) for m in methods}
-            members[""] = _Member(any(passes(source(s)) for s in rest), pairs(rest, name), frozenset())
+            members[""] = _Member(any(may_have_findings(source(s)) for s in rest), pairs(rest, name), frozenset())
             bases = pairs(node.bases, name)
             out[name] = _Definition(any(m.verdict for m in members.values()),
                                     tuple(p for m in members.values() for p in m.mentioned) + bases, members, bases)
         else:
-            out[name] = _Definition(passes(source(node)), pairs([node], name))
+            out[name] = _Definition(may_have_findings(source(node)), pairs([node], name))
     for name, target in imported.items():
         out.setdefault(name, _Definition(None, (target,)))
     _TOP_LEVEL_CACHE[key] = out
