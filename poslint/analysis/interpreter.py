@@ -1534,6 +1534,8 @@ class Interpreter:
             return Value(sort=Sort.TUPLE, payload=outs, payload_key=outs)
         if name in ("size", "numel", "dim", "item") and not receiver.has(Role.POSITIONS):
             return Value(sort=Sort.PYINT)
+        if name in ("softmax", "log_softmax"):
+            self.sinks.reach_attention(receiver)  # softmax(scores + bias): what was added biases attention
         if name in ROLE_KILLING:
             if receiver.is_tensor:
                 return receiver.with_(roles=frozenset(), products=frozenset(), recent=frozenset())

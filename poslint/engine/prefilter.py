@@ -14,8 +14,8 @@ interpreter (:mod:`poslint.analysis.interpreter`) records while it carries *role
 * A ``Product`` needs a *factor*: a value with the ``FREQS`` or ``SLOPES`` role; or, when the
   product reaches ``cos``/``sin``/``polar``, a floating tensor read from a buffer or parameter,
   or any operand of no role multiplied by a ``POSITIONS`` grid; or, when the product reaches
-  attention as a bias (``attn_mask=``, the first argument of ``baddbmm``/``addbmm``/``addmm``),
-  any operand of no role multiplied by a ``POSITIONS`` grid (``Interpreter.product``).
+  attention as a bias (``attn_mask=``, the first argument of ``baddbmm``/``addbmm``/``addmm``,
+  or a term of what ``softmax``/``log_softmax`` normalise), any operand of no role multiplied by a ``POSITIONS`` grid (``Interpreter.product``).
   ``ANGLES`` and ``BIAS`` are born only in ``product``, and ``ANGLES`` also in ``cast``: a value
   of unknown role cast to 16 bits whose result reaches both cos and sin.
   ``ROTARY_COMPLEX`` is born in ``torch.polar``, or from ``ANGLES`` (``exp`` of complex angles,
@@ -30,7 +30,8 @@ here (the rest of the interpreter only carries, merges or drops roles), and name
    ``buffer`` or ``parameter``: ``register_buffer``, ``nn.Buffer``, ``nn.Parameter``,
    ``register_parameter``), with a positional word (below), or with a cast (the words ``to``,
    ``half``, ``bfloat16``, ``type``, ``type_as``); or an attention-bias sink (``attn_mask``,
-   ``baddbmm``, ``addbmm``, ``addmm``) together with a positional word;
+   ``baddbmm``, ``addbmm``, ``addmm``, ``softmax``, which ``log_softmax`` contains) together
+   with a positional word;
 2. ``logspace`` (frequencies or slopes), ``polar`` (a complex rotation), and the third-party
    helpers that give frequencies by their summary (``ROPE_INIT_FUNCTIONS`` and transformers'
    rope-init functions: :data:`poslint.analysis.library_summaries.ROLE_WORDS`), which a file
@@ -192,7 +193,7 @@ def _alternatives(words) -> str:
 # (1) module tensors (substrings of the lower-cased code), and rotary sinks (whole words).
 MODULE_TENSOR_WORDS: Tuple[str, ...] = ("buffer", "parameter")
 SINK_CALLS: Tuple[str, ...] = ("cos", "sin", "cos_", "sin_", "polar")
-ATTENTION_SINKS: Tuple[str, ...] = ("attn_mask", "baddbmm", "addbmm", "addmm")
+ATTENTION_SINKS: Tuple[str, ...] = ("attn_mask", "baddbmm", "addbmm", "addmm", "softmax")
 CAST_WORDS: Tuple[str, ...] = ("to", "half", "bfloat16", "type", "type_as")
 # (2) calls that give frequencies, slopes or a complex rotation by themselves.
 ROLE_CALLS: Tuple[str, ...] = ("logspace", "polar", *sorted(LIBRARY_ROLE_WORDS))
