@@ -18,7 +18,8 @@ class AbsoluteAlibi16Bit(Rule):
     The slopes are recognised by their shape (a power-of-two geometric sequence), or by where
     the product goes: a position grid times a per-head factor whose values are not in the file
     (a constructor argument, a buffer, a parameter) that is handed to attention as a bias
-    (`attn_mask=`, the input of `baddbmm`) is an ALiBi bias.
+    (`attn_mask=`, the input of `baddbmm`, a term of the scores that `softmax` normalises) is an
+    ALiBi bias.
 
     ## Why is this bad?
     The absolute form relies on softmax being shift-invariant, but its magnitudes grow with the
