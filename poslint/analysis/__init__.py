@@ -19,6 +19,7 @@ from poslint.analysis.interpreter import Interpreter
 from poslint.analysis.lattice import LOW_PRECISIONS, Origin, Prec, Role, Sort, Value
 from poslint.analysis.names import ImportResolver
 from poslint.analysis.project import ModuleSource, Project, package_of
+from poslint.analysis.subtrees import index_module
 from poslint.core.source import LineIndex
 
 __all__ = [
@@ -32,14 +33,9 @@ def analyze(tree: ast.Module, text: str, index: LineIndex, project: Optional[Pro
     """The facts of one module. With ``project``, calls and base classes imported from the
     project's other modules are followed (``module`` is this one's dotted name, when known, for
     relative imports)."""
-    imports, class_names = [], set()
-    for node in ast.walk(tree):  # one walk for what the resolver and the interpreter need
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            imports.append(node)
-        elif isinstance(node, ast.ClassDef):
-            class_names.add(node.name)
+    found = index_module(tree)  # one walk for what the resolver, the interpreter and the object model need
     package = package_of(module, is_package) if module is not None else None
-    facts = ModuleFacts(tree=tree, text=text, index=index, names=ImportResolver(tree, imports, package),
+    facts = ModuleFacts(tree=tree, text=text, index=index, names=ImportResolver(tree, found.imports, package),
                         module=module)
-    Interpreter(facts, class_names, project=project, follows_imports=True).run()
+    Interpreter(facts, found.class_names, project=project, follows_imports=True).run()
     return facts

@@ -36,6 +36,7 @@ from poslint.analysis.lattice import (
 )
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, is_autocast_off_call, is_self_attr,
                                            is_static, lookup_instance, parameter_kinds, tail_name)
+from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, is_grid, is_pow2_base, module_held, negated,
                                     power_role, sign_of, unknown_operand)
 from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CREATION_DEFAULT, DTYPES, INDEXING_CALLS,
@@ -829,7 +830,7 @@ class Interpreter:
             return set()
         if id(fn.node) not in self._integer_names:
             names = set()
-            for node in ast.walk(fn.node):
+            for node in walk(fn.node):
                 if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name):
                     names.add(node.slice.id)
                 elif isinstance(node, ast.Compare) and all(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops):

@@ -11,6 +11,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from poslint.analysis.facts import WILDCARD, family_matches
 from poslint.analysis.lattice import Value
+from poslint.analysis.subtrees import index_module, walk
 from poslint.analysis.torch_api import (ANNOTATION_KINDS, CONSTRUCTION_ROOTS, CONVERSION_HOOKS, DEVICE_ATTRIBUTES,
                                         DTYPE_ATTRIBUTES,
                                         MODULE_REGISTRATIONS)
@@ -35,7 +36,7 @@ class FunctionInfo:
     def self_attrs_read(self) -> Set[str]:
         """The ``self.<name>`` it reads (once: subclasses in every file that imports it ask)."""
         if self._self_attrs is None:
-            self._self_attrs = {node.attr for node in ast.walk(self.node)
+            self._self_attrs = {node.attr for node in walk(self.node)
                                 if is_self_attr(node) and isinstance(node.ctx, ast.Load)}
         return self._self_attrs
 
@@ -145,7 +146,7 @@ def attrs_written(function: ast.AST) -> Set[str]:
     """Attributes a method (re)assigns: ``self.x = ...``, ``setattr(self, name, ...)`` or
     ``self.register_buffer(name, ...)``; computed names as families."""
     out = set()
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             out |= {t.attr for t in targets if is_self_attr(t)}
@@ -207,7 +208,7 @@ def parameter_kinds(function: ast.AST) -> Dict[str, Set[str]]:
         if isinstance(node, ast.Name):
             kinds.setdefault(node.id, set()).add(kind)
 
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.arg) and node.annotation is not None:
             kind = _annotation_kind(node.annotation)  # ``device: torch.device | None``
             if kind is not None:
@@ -246,6 +247,7 @@ class ModuleModel:
         self.classes: Dict[str, ClassInfo] = {}
         self.subclasses: Dict[str, List[ClassInfo]] = {}
         self.autocast_off_decorators: Set[str] = set()
+        index_module(tree)  # the subtrees that collect and compute_runtime read
         self.collect(tree)
         self.compute_runtime()
 
@@ -271,7 +273,7 @@ class ModuleModel:
             name for name, fn in self.functions.items()
             if any(isinstance(n, (ast.With, ast.AsyncWith)) and
                    any(is_autocast_off_call(item.context_expr, self.names) for item in n.items)
-                   for n in ast.walk(fn.node))}
+                   for n in walk(fn.node))}
         for fn in self.all_functions():
             fn.autocast_off = fn.autocast_off or any(self.disables_autocast(d) for d in fn.node.decorator_list)
 
@@ -301,7 +303,7 @@ class ModuleModel:
                 self.collect_stmt(item)
             for name in CONVERSION_HOOKS & set(cls.methods):
                 cls.restored_attrs |= attrs_written(cls.methods[name].node)
-            for item in ast.walk(stmt):
+            for item in walk(stmt):
                 if (isinstance(item, ast.Assign) and isinstance(item.value, ast.Call)
                         and isinstance(item.value.func, ast.Name) and item.value.func.id in self.class_names):
                     for target in item.targets:
@@ -323,7 +325,7 @@ class ModuleModel:
         for fn in all_fns:
             for callee in self.syntactic_callees(fn):
                 callee.callers.add(fn.qual)
-        for call in self.calls_in(self.tree, top_level_only=True):
+        for call in index_module(self.tree).top_level_calls:
             callee = self.functions.get(tail_name(call.func)) if isinstance(call.func, ast.Name) else None
             if callee:
                 callee.callers.add("<module>")
@@ -375,21 +377,15 @@ class ModuleModel:
         out.sort(key=lambda f: (f.runtime, f.qual))
         return out
 
-    def calls_in(self, node: ast.AST, top_level_only: bool = False) -> Iterable[ast.Call]:
-        stack = list(ast.iter_child_nodes(node))
-        while stack:
-            child = stack.pop()
-            if top_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
-            if isinstance(child, ast.Call):
-                yield child
-            stack.extend(ast.iter_child_nodes(child))
+    def calls_in(self, node: ast.AST) -> Iterable[ast.Call]:
+        """The calls under ``node`` (a function or lambda), nested functions included."""
+        return [child for child in walk(node) if isinstance(child, ast.Call)]
 
     def syntactic_callees(self, fn: FunctionInfo) -> Iterable[FunctionInfo]:
         if fn.cls is not None:
             # A method passed on as a value (``self.apply(self._init_weights)``, ``build = self._build``)
             # runs where the code that mentions it runs, however it is finally called.
-            for node in ast.walk(fn.node):
+            for node in walk(fn.node):
                 if is_self_attr(node) and isinstance(node.ctx, ast.Load):
                     method = fn.cls.lookup_method(node.attr)
                     if method is not None:

@@ -27,6 +27,7 @@ from poslint.analysis.interpreter import Interpreter
 from poslint.analysis.lattice import Value
 from poslint.analysis.names import ImportResolver
 from poslint.analysis.object_model import ClassInfo
+from poslint.analysis.subtrees import index_module
 from poslint.core.source import LineIndex
 
 # Re-exports (``from .rotary import Rotary`` in ``__init__.py``) followed before giving up.
@@ -57,13 +58,8 @@ def parse_module(text: str, path: str) -> Tuple[ast.Module, list, Set[str]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tree = ast.parse(text, filename=path)
-    imports, class_names = [], set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            imports.append(node)
-        elif isinstance(node, ast.ClassDef):
-            class_names.add(node.name)
-    return tree, imports, class_names
+    index = index_module(tree)
+    return tree, index.imports, index.class_names
 
 
 @dataclass(eq=False)
