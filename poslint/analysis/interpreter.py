@@ -35,7 +35,7 @@ from poslint.analysis.lattice import (
     tensor,
 )
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, is_autocast_off_call, is_self_attr,
-                                           is_static, lookup_instance, parameter_kinds, tail_name)
+                                           is_static, literal_defaults, lookup_instance, parameter_kinds, tail_name)
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, is_grid, is_pow2_base, module_held, negated,
                                     power_role, sign_of, unknown_operand)
@@ -82,6 +82,14 @@ class Frame:
 
 class _Return(Exception):
     pass
+
+
+@dataclass(frozen=True, eq=False)
+class ConfigDefaults:
+    """The literal defaults of the class a parameter is annotated with (attribute -> number)."""
+
+    cls_name: str
+    values: Dict[str, object]
 
 
 @dataclass(frozen=True, eq=False)
@@ -376,7 +384,7 @@ class Interpreter:
             elif defaults[i] is not None:
                 value = self.eval(defaults[i], default_frame)
             else:
-                value = _unbound(param.arg, self._kind_in(fn, param.arg))
+                value = self._unbound_param(fn, param)
             env[param.arg] = value
         for param, default in zip(spec.kwonlyargs, spec.kw_defaults):
             if param.arg in kwargs:
@@ -384,12 +392,37 @@ class Interpreter:
             elif default is not None:
                 value = self.eval(default, default_frame)
             else:
-                value = _unbound(param.arg, self._kind_in(fn, param.arg))
+                value = self._unbound_param(fn, param)
             env[param.arg] = value
         if spec.vararg:
             env[spec.vararg.arg] = UNKNOWN
         if spec.kwarg:
             env[spec.kwarg.arg] = UNKNOWN
+
+    def _unbound_param(self, fn: FunctionInfo, param: ast.arg) -> Value:
+        """A parameter no caller binds. Annotated with a class of the project (``config:
+        LlamaConfig``), it carries that class's literal defaults, so that the range the code gives
+        (``config.max_position_embeddings``, ``config.image_size // config.patch_size``) is known."""
+        value = _unbound(param.arg, self._kind_in(fn, param.arg))
+        cls = self._annotated_class(param.annotation)
+        defaults = literal_defaults(cls) if cls is not None else None
+        if not defaults:
+            return value
+        return value.with_(payload=ConfigDefaults(cls.name, defaults), payload_key=value.payload_key + (cls.name,))
+
+    def _annotated_class(self, annotation: Optional[ast.AST]) -> Optional[ClassInfo]:
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:  # a forward reference: ``config: "LlamaConfig"``
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):  # X | None
+            return self._annotated_class(annotation.left) or self._annotated_class(annotation.right)
+        if isinstance(annotation, ast.Subscript) and tail_name(annotation.value) == "Optional":
+            return self._annotated_class(annotation.slice)
+        if isinstance(annotation, ast.Name) and annotation.id in self.classes:
+            return self.classes[annotation.id]
+        return self._imported_class(annotation) if isinstance(annotation, (ast.Name, ast.Attribute)) else None
 
     # ---- statements --------------------------------------------------------------------
 
@@ -746,6 +779,9 @@ class Interpreter:
             if method:
                 return Value(sort=Sort.CALLABLE, payload=(method, owner), payload_key=("method", method.qual))
             return UNKNOWN
+        if isinstance(owner.payload, ConfigDefaults) and node.attr in owner.payload.values:
+            number = owner.payload.values[node.attr]
+            return Value(sort=Sort.PYINT if isinstance(number, int) else Sort.PYFLOAT, payload_key=("const", number))
         if node.attr in ("T", "mT", "real", "imag", "data"):
             if node.attr in ("real", "imag"):
                 return owner.with_(is_complex=False)
@@ -1732,7 +1768,7 @@ def _number_like(value: Value) -> bool:
 
 def _carried_kind(value: Value) -> Optional[str]:
     key = value.payload_key
-    return key[2] if isinstance(key, tuple) and len(key) == 3 and key[0] == "param" else None
+    return key[2] if isinstance(key, tuple) and len(key) >= 3 and key[0] == "param" else None
 
 
 def _is_qual(value: Value) -> bool:

@@ -420,3 +420,40 @@ class ModuleModel:
                         if m:
                             yield m
                             break
+
+
+def literal_defaults(cls: ClassInfo) -> Dict[str, object]:
+    """The attributes a (configuration) class gives literal numbers by default: class-level
+    ``max_position_embeddings: int = 2048`` (dataclass style), and ``__init__`` parameters with a
+    literal default that the constructor stores under their own name (``self.x = x``). A subclass's
+    default wins over its bases'. Booleans are not numbers here."""
+    defaults: Dict[str, object] = {}
+    for owner in reversed(cls.mro()):
+        for stmt in flattened(owner.node.body):
+            target = stmt.target if isinstance(stmt, ast.AnnAssign) else (
+                stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None)
+            if isinstance(target, ast.Name) and _literal_number(stmt.value) is not None:
+                defaults[target.id] = _literal_number(stmt.value)
+        init = owner.methods.get("__init__")
+        if init is None or isinstance(init.node, ast.Lambda):
+            continue
+        spec = init.node.args
+        positional = list(spec.posonlyargs) + list(spec.args)
+        pairs = list(zip(positional[len(positional) - len(spec.defaults):], spec.defaults)) + \
+            [(p, d) for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None]
+        literal = {p.arg: _literal_number(d) for p, d in pairs if _literal_number(d) is not None}
+        for node in ast.walk(init.node):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in literal:
+                for target in node.targets:
+                    if is_self_attr(target) and target.attr == node.value.id:
+                        defaults[target.attr] = literal[node.value.id]
+    return defaults
+
+
+def _literal_number(node: Optional[ast.AST]) -> Optional[object]:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal_number(node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    return None

@@ -1,8 +1,9 @@
 """The measured consequences that rule messages quote (../shared/PRECISION.md)."""
 
-from poslint.analysis import Prec
-
+import math
 import struct
+
+from poslint.analysis import Prec
 
 DISTINCT_BF16_8K = "only 897 of 8192 positions stay distinct in bfloat16"
 # What bfloat16 does to positions of unknown kind (an input that may hold integers or coordinates).
@@ -16,6 +17,33 @@ def _bf16(k: int) -> int:
     """``k`` rounded to bfloat16 (round to nearest, ties to even), as the bits of a float32."""
     bits = struct.unpack("<I", struct.pack("<f", float(k)))[0]
     return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+
+
+def _bf16_float(x: float) -> float:
+    """``x`` rounded to bfloat16 (round to nearest, ties to even)."""
+    bits = struct.unpack("<I", struct.pack("<f", x))[0]
+    return struct.unpack("<f", struct.pack("<I", ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16))[0]
+
+
+# Frequencies rounded to bfloat16 move angle k by k times their worst rounding: with head dim 128
+# and base 10000 that is 1.22e-3 rad per position (1 rad by position 818; ../shared/PRECISION.md).
+ANGLE_ERROR_PER_POSITION = max(abs(f - _bf16_float(f)) for f in (10000.0 ** (-2 * i / 128) for i in range(64)))
+# An angle error below this is negligible (the audit's threshold: benchmarks/AUDIT.md).
+NEGLIGIBLE_ANGLE_ERROR = 0.03
+
+
+def rounded_frequencies(extent, unknown: str):
+    """What frequencies rounded to bfloat16 do to the angles of positions 0..extent-1: ``unknown``
+    when the code does not say how many positions there are, None when the error is negligible,
+    else the computed error."""
+    if extent is None:
+        return unknown
+    error = (extent - 1) * ANGLE_ERROR_PER_POSITION
+    if error < NEGLIGIBLE_ANGLE_ERROR:
+        return None
+    if error >= math.pi:
+        return f"the angle error reaches pi by position {extent - 1} (head dim 128, base 10000)"
+    return f"the angle error reaches {error:.2g} rad at position {extent - 1} (head dim 128, base 10000)"
 
 
 def distinct_positions(extent) -> str:

@@ -21,8 +21,10 @@ class LowPrecisionPositions(Rule):
     dtype while they build the model, so code that is float32 in a unit test is 16-bit in
     production.
 
-    The message assumes 8192 positions unless the code builds the grid with a literal size
-    (`torch.arange(24 * 24)`): then it counts that grid's distinct values, and a grid of at most
+    The message assumes 8192 positions unless the code gives the grid's size: a literal
+    (`torch.arange(24 * 24)`), or the default of the configuration class a parameter is annotated
+    with (`config.image_size // config.patch_size`, `config.max_position_embeddings`). Then it
+    counts that grid's distinct values, and a grid of at most
     257 positions, exact in bfloat16, is not reported. Default-dtype findings are made only in
     construction code (where loaders set a 16-bit default) and in code of unknown phase.
 

@@ -1,7 +1,7 @@
 from poslint.analysis import Prec
 from poslint.fix.blocks import float32_copy_fix, float32_site_fix, make_float32, module_tensor_name, torch_attr
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import when
+from poslint.rules.consequences import rounded_frequencies, when
 
 LOW_FACTOR = (Prec.CONVERTED, Prec.LOW, Prec.ACTIVATION)
 
@@ -15,6 +15,11 @@ class LowPrecisionFrequencies(Rule):
     that is as it is read from the buffer, without an upcast such as `.float()`, or frequencies
     cast to 16 bits (`.half()`, `.to(x.dtype)`) before the product. It reports the place where
     they are consumed.
+
+    Where the code gives the range (a literal grid, a configuration class's default such as
+    `max_position_embeddings` or `image_size // patch_size`), the message computes the angle
+    error at the last position (head dim 128, base 10000), and a grid short enough that the
+    rounded frequencies move its angles by less than 0.03 rad is not reported.
 
     ## Why is this bad?
     `module.to(dtype)` converts every floating buffer and parameter, persistent or not. A
@@ -119,15 +124,21 @@ class Rotary(torch.nn.Module):
             factor = product.factor
             if factor.prec not in LOW_FACTOR or factor.origin is None:
                 continue
+            consequence = rounded_frequencies(product.positions.extent, _AT_8K)
+            if consequence is None:
+                continue  # a grid this short turns rounded frequencies into a negligible angle error
             if factor.prec is Prec.CONVERTED:
                 message = (f"frequencies from {factor.origin.reason} enter the angle product unconverted; "
-                           "model.to(torch.bfloat16) rounds them, and the angle error reaches pi by position 8191 (head dim 128, base 10000)")
+                           f"model.to(torch.bfloat16) rounds them, and {consequence}")
                 yield Finding(product.factor_node, message, float32_copy_fix(facts, module_tensor_name(factor.origin.reason),
                                                                        facts.reading_class(factor.origin.node)))
             else:
                 message = (f"frequencies are cast to {factor.origin.reason} before the angle product; "
-                           f"{when(factor.prec)}the angle error reaches pi by position 8191 (head dim 128, base 10000)")
+                           f"{when(factor.prec)}{consequence}")
                 fix = float32_site_fix(facts, product, factor.origin.node, make_float32(facts, factor.origin.node),
                                        product.positions, "cast the frequencies to float32",
                                        torch_attr(facts, "float32")[1])
                 yield Finding(factor.origin.node, message, fix)
+
+
+_AT_8K = "the angle error reaches pi by position 8191 (head dim 128, base 10000)"

@@ -4,6 +4,7 @@ from poslint.analysis import Prec
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import atom, enclosing_statement, replace, simple_name, torch_attr, wrap_in_block
 from poslint.rules.base import Finding, Rule
+from poslint.rules.consequences import BF16_EXACT_UP_TO, distinct_positions, rounded_frequencies
 
 LOWERED_ON_CPU_TOO = frozenset({"matmul", "@", "mm", "bmm", "baddbmm", "addbmm", "addmm", "linear"})
 
@@ -19,6 +20,11 @@ class AutocastAngleProduct(Rule):
     code that only runs at construction is not under autocast, and neither is reported a hook
     that a base class from another module calls (nothing in the file shows whether it runs at
     construction or in forward). Lazy cache rebuilds reached from forward are reported.
+
+    Where the code gives the range (a literal grid, a configuration class's default), the message
+    counts the distinct positions of that grid; a grid of at most 257 positions is exact in
+    bfloat16, so only the rounded frequencies count, and it is not reported when they move its
+    angles by less than 0.03 rad (head dim 128, base 10000).
 
     ## Why is this bad?
     Autocast runs these ops in bfloat16 even when both inputs are float32. The product of
@@ -119,10 +125,17 @@ def rope(x, inv_freq):
                 continue
             if product.positions.prec is Prec.F64 and product.factor.prec is Prec.F64:
                 continue
+            extent = product.positions.extent
+            if extent is not None and extent <= BF16_EXACT_UP_TO + 1:
+                consequence = rounded_frequencies(extent, "")  # exact positions: only the frequencies round
+                if consequence is None:
+                    continue
+            else:
+                consequence = distinct_positions(extent).replace(" in bfloat16", "")
             where = "CUDA and CPU" if product.op in LOWERED_ON_CPU_TOO else "CUDA"
             yield Finding(product.node,
                           f"angle product uses {product.op}, which {where} autocast runs in bfloat16 even for "
-                          "float32 inputs; only 897 of 8192 positions stay distinct", autocast_fix(facts, product))
+                          f"float32 inputs; {consequence}", autocast_fix(facts, product))
 
 
 def autocast_fix(facts, product):

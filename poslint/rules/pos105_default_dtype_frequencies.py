@@ -2,6 +2,7 @@ from poslint.analysis import Prec, Role, node_key
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
+from poslint.rules.consequences import rounded_frequencies
 
 
 class DefaultDtypeFrequencies(Rule):
@@ -16,6 +17,11 @@ class DefaultDtypeFrequencies(Rule):
     `post_init`, `_init_weights`, `reset_parameters` and what only they reach) and in functions
     whose phase the file does not show. Imports and the forward path run with float32, and are
     reported only when the file itself sets a default dtype.
+
+    Where the code gives the range (a literal grid, a configuration class's default such as
+    `max_position_embeddings` or `image_size // patch_size`), the message computes the angle
+    error at the last position (head dim 128, base 10000), and a grid short enough that the
+    rounded frequencies move its angles by less than 0.03 rad is not reported.
 
     ## Why is this bad?
     Model loaders and "bf16-true" training set the default dtype to bfloat16 while they build
@@ -91,14 +97,23 @@ def frequencies(dim, base=10000.0):
 
     def check(self, facts):
         # Only frequencies that meet positions: a Fourier-feature scale on inputs is not RoPE.
-        used = {key for product in facts.rope_products() for key in product.factor.products}
+        extents = {}  # creation key -> the positions' extents of the products it meets
+        for product in facts.rope_products():
+            for key in product.factor.products:
+                extents.setdefault(key, []).append(product.positions.extent)
         for creation in facts.creations:
             origin = creation.value.lost_precision()
-            if creation.value.has(Role.FREQS) and origin is not None and origin.prec is Prec.DEFAULT \
-                    and node_key(creation.node) in used:
+            met = extents.get(node_key(creation.node))
+            if creation.value.has(Role.FREQS) and origin is not None and origin.prec is Prec.DEFAULT and met:
+                consequence = rounded_frequencies(None if None in met else max(met), _AT_8K)
+                if consequence is None:
+                    continue  # every grid they meet is short enough for a negligible angle error
                 edits = make_float32(facts, origin.node)
                 fix = Fix(tuple(edits), "safe", "compute the frequencies in float32", torch_attr(facts, "float32")[1]) \
                     if edits else None
                 yield Finding(origin.node, f"frequencies take {origin.reason}; under a bfloat16 default dtype "
-                                           "they are rounded to 8 bits and the angle error reaches pi by position 8191 (head dim 128, base 10000)",
+                                           f"they are rounded to 8 bits and {consequence}",
                               fix)
+
+
+_AT_8K = "the angle error reaches pi by position 8191 (head dim 128, base 10000)"

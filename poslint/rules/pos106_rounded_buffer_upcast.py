@@ -1,6 +1,7 @@
 from poslint.analysis import Prec
 from poslint.fix.blocks import float32_copy_fix, module_tensor_name
 from poslint.rules.base import Finding, Rule
+from poslint.rules.consequences import rounded_frequencies
 
 
 class RoundedFrequencyBuffer(Rule):
@@ -13,6 +14,11 @@ class RoundedFrequencyBuffer(Rule):
     rotary table per attention kind). A buffer whose values come from elsewhere (an init
     function in another module) counts when its product with the positions reaches both cos
     and sin.
+
+    Where the code gives the range (a literal grid, a configuration class's default such as
+    `max_position_embeddings` or `image_size // patch_size`), the message computes the angle
+    error at the last position (head dim 128, base 10000), and a grid short enough that the
+    rounded frequencies move its angles by less than 0.03 rad is not reported.
 
     ## Why is this bad?
     `model.to(torch.bfloat16)` has already rounded the buffer for good: a bfloat16 value that
@@ -111,8 +117,14 @@ class Rotary(torch.nn.Module):
             rounded = product.factor.rounded
             if rounded is not None and rounded.prec is Prec.CONVERTED \
                     and product.factor.prec.is_float32_or_better:
+                consequence = rounded_frequencies(product.positions.extent, _BY_818)
+                if consequence is None:
+                    continue  # a grid this short turns rounded frequencies into a negligible angle error
                 yield Finding(rounded.node,
                               f"frequencies from {rounded.reason} are upcast at use, but model.to(torch.bfloat16) "
-                              "has already rounded them for good; the angle error passes 1 rad by position 818 (head dim 128, base 10000)",
+                              f"has already rounded them for good; {consequence}",
                               float32_copy_fix(facts, module_tensor_name(rounded.reason),
                                                facts.reading_class(rounded.node)))
+
+
+_BY_818 = "the angle error passes 1 rad by position 818 (head dim 128, base 10000)"
