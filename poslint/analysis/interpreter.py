@@ -41,7 +41,7 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     power_role, sign_of, unknown_operand)
 from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CREATION_DEFAULT, DTYPES, INDEXING_CALLS,
                                         LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS, PRESERVING, PYTHON_FLOATS,
-                                        ROLE_KILLING, TENSOR_TYPES, TRIG)
+                                        ROLE_KILLING, TENSOR_TYPES, TRANSFORMING, TRIG)
 
 # Deep enough for helpers that call helpers; recursion is cut by the call stack, cost by the memo.
 MAX_CALL_DEPTH = 24
@@ -951,6 +951,9 @@ class Interpreter:
         if isinstance(node.op, ast.Not):
             return UNKNOWN
         if isinstance(node.op, ast.USub):
+            number = value.payload_key[1] if isinstance(value.payload_key, tuple) and len(value.payload_key) == 2 \
+                and value.payload_key[0] == "const" and type(value.payload_key[1]) in (int, float) else None
+            value = value.with_(payload_key=("const", -number)) if number is not None else value
             return negated(value)
         return value
 
@@ -1154,8 +1157,10 @@ class Interpreter:
         func = node.func
         args = [self.eval(a, frame) for a in node.args]
         kwargs = {k.arg: self.eval(k.value, frame) for k in node.keywords if k.arg}
-        for value in list(args) + list(kwargs.values()):
-            self._escape(value)
+        qual = self.names.qualname(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
+        if not (qual and qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in TRANSFORMING):
+            for value in list(args) + list(kwargs.values()):
+                self._escape(value)
         for k in node.keywords:
             if k.arg is None:
                 self.eval(k.value, frame)
@@ -1390,9 +1395,7 @@ class Interpreter:
     def _arange(self, node: ast.Call, args: List[Value], kwargs: Dict[str, Value], frame: Frame) -> Value:
         dtype = self._dtype_arg(kwargs, node)
         bounds = args + [kwargs[k] for k in ("start", "end", "step") if k in kwargs]
-        ends = [_const_int_value(b) for b in bounds[:2]]
-        extent = ends[-1] if ends and all(e is not None and e >= 0 for e in ends) else None
-        extra = dict(ndim=1, axis=-1, relative=False, thin=True, extent=extent)
+        extra = dict(ndim=1, axis=-1, relative=False, thin=True, extent=_arange_extent(args, kwargs))
         base = tensor(Prec.INT, Origin.at(node, "integer arange"), roles=frozenset({Role.POSITIONS}), **extra)
         if dtype is not None:
             return self.cast(base, dtype, node, node, frame, record=False)
@@ -1728,6 +1731,26 @@ def _const_int_value(value: Value) -> Optional[int]:
     if isinstance(key, tuple) and len(key) == 2 and key[0] == "const" and type(key[1]) is int:
         return key[1]
     return None
+
+
+def _arange_extent(args: List[Value], kwargs: Dict[str, Value]) -> Optional[int]:
+    """One more than the largest magnitude ``arange(...)`` of literal bounds holds (``arange(12,
+    -1, -1)``: 13; ``arange(-n, n)``: n + 1), else None."""
+    def given(i: int, name: str, default: Optional[int]) -> Optional[int]:
+        if i < len(args):
+            return _const_int_value(args[i])
+        return _const_int_value(kwargs[name]) if name in kwargs else default
+
+    if len(args) == 1 and "end" not in kwargs:
+        start, end = 0, _const_int_value(args[0])
+    else:
+        start, end = given(0, "start", 0), given(1, "end", None)
+    step = given(2, "step", 1)
+    if start is None or end is None or not step:
+        return None
+    last = end - 1 if step > 0 else end + 1
+    empty = end <= start if step > 0 else end >= start
+    return 1 if empty else max(abs(start), abs(last)) + 1
 
 
 def _const_number(value: Value) -> Optional[float]:

@@ -49,6 +49,11 @@ ROLE_KILLING = frozenset({
 
 TRIG = frozenset({"cos", "sin"})
 
+# Elementwise functions whose result is another quantity: what is passed to them does not leave
+# as itself (``exp(-slope * distance)`` is a decay, not an additive bias).
+TRANSFORMING = frozenset({"exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sigmoid", "tanh", "sqrt",
+                          "rsqrt", "reciprocal"})
+
 MATRIX_PRODUCTS = frozenset({"outer", "einsum", "matmul", "mm", "bmm", "baddbmm", "addbmm",
                              "addmm", "chain_matmul", "multi_dot", "mv", "linear"})
 
