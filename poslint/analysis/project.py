@@ -17,6 +17,7 @@ Nothing is imported or executed: modules are read as text and parsed with :mod:`
 from __future__ import annotations
 
 import ast
+import gc
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -36,6 +37,11 @@ MAX_REEXPORTS = 8
 # (their trees and facts take some 20 times as much memory): a module's analysis depends on its
 # text alone, so one read again gives the same result.
 MAX_KEPT_SOURCE = 8_000_000
+# Dropped units' source after which the garbage collector is run (each costs a full collection).
+MAX_DROPPED_SOURCE = 4_000_000
+# Trees parsed lately, kept so that the project prefilter's index (poslint.engine.imports) and the
+# unit of the same module share one parse, up to this much source beyond what the units hold.
+MAX_PARSED_SOURCE = 2_000_000
 # Roots of names that are never the project's: torch's API is known from tables, not from its source.
 NOT_FIRST_PARTY = frozenset({"torch", "math", "numpy", "np", "einops", "builtins"})
 
@@ -53,13 +59,10 @@ def package_of(module: str, is_package: bool) -> str:
     return module if is_package else module.rpartition(".")[0]
 
 
-def parse_module(text: str, path: str) -> Tuple[ast.Module, list, Set[str]]:
-    """The tree of a module, its import statements and the names of its classes (one walk)."""
+def parse_module(text: str, path: str) -> ast.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tree = ast.parse(text, filename=path)
-    index = index_module(tree)
-    return tree, index.imports, index.class_names
+        return ast.parse(text, filename=path)
 
 
 @dataclass(eq=False)
@@ -86,6 +89,8 @@ class Project:
     # Files of other modules the current host's analysis read (for the cache).
     consulted: Set[str] = field(default_factory=set)
     _checked: Set[str] = field(default_factory=set)  # units found unchanged on disk for this host
+    _trees: "OrderedDict[str, Tuple[str, ast.Module]]" = field(default_factory=OrderedDict)  # path -> (text, tree)
+    _dropped: int = 0  # source of the units dropped since the last collection
 
     def begin(self, module: Optional[str], interpreter: Interpreter) -> None:
         self.host_module, self.host, self.consulted, self._checked = module, interpreter, set(), set()
@@ -93,7 +98,14 @@ class Project:
         for module in [m for m, unit in self._units.items() if unit is not None]:  # oldest first
             if kept <= MAX_KEPT_SOURCE:
                 break
-            kept -= len(self._units.pop(module).facts.text)
+            dropped = len(self._units.pop(module).facts.text)
+            kept -= dropped
+            self._dropped += dropped
+        if self._dropped > MAX_DROPPED_SOURCE:
+            # A unit is a cycle (its functions name their interpreter): only the collector frees
+            # it, and with the engine's GC tuning a full collection is rare.
+            gc.collect()
+            self._dropped = 0
 
     def unit(self, module: str) -> Optional[Unit]:
         if module in self._units and module not in self._checked:
@@ -117,18 +129,39 @@ class Project:
             self.consulted.add(found.path)
         return found
 
+    def parsed(self, path: str, text: str) -> ast.Module:
+        """The indexed tree of the module file at ``path`` holding ``text``: parsed once for the
+        project prefilter's index and the unit both (a tree depends on the text alone). Raises
+        what :func:`ast.parse` raises."""
+        known = self._trees.get(path)
+        if known is not None and known[0] == text:
+            self._trees.move_to_end(path)
+            return known[1]
+        tree = parse_module(text, path)
+        self._trees[path] = (text, tree)
+        held = {id(unit.facts.tree) for unit in self._units.values() if unit is not None}
+        extra = sum(len(kept) for kept, tree in self._trees.values() if id(tree) not in held)
+        for old in list(self._trees):  # oldest first; what a unit holds costs nothing more
+            if extra <= MAX_PARSED_SOURCE or old == path:
+                break
+            kept, dropped = self._trees.pop(old)
+            if id(dropped) not in held:
+                extra -= len(kept)
+        return tree
+
     def _load(self, module: str) -> Optional[Unit]:
         located = self.source.find(module)
         if located is None:
             return None
         path, text, is_package = located
         try:
-            tree, imports, class_names = parse_module(text, path)
+            tree = self.parsed(path, text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
+        index = index_module(tree)
         facts = ModuleFacts(tree=tree, text=text, index=LineIndex(text),
-                            names=ImportResolver(tree, imports, package_of(module, is_package)))
-        interpreter = Interpreter(facts, class_names, project=self, path=self.source.display(path))
+                            names=ImportResolver(tree, index.imports, package_of(module, is_package)))
+        interpreter = Interpreter(facts, index.class_names, project=self, path=self.source.display(path))
         interpreter.ran = not self.may_matter(text)
         try:
             interpreter.prepare()

@@ -23,9 +23,8 @@ from __future__ import annotations
 import ast
 import os
 import re
-import warnings
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.names import absolute_module
 from poslint.analysis.object_model import flattened
@@ -274,7 +273,7 @@ class _Definitions:
         path, text, is_package = found
         if not name:
             return may_have_findings(text)
-        definitions = _top_level(path, text, package_of(module, is_package))
+        definitions = _top_level(path, text, package_of(module, is_package), self.files.project.parsed)
         if name not in definitions:
             return self.module_matters(f"{module}.{name}")
         return definitions[name]
@@ -342,17 +341,17 @@ class _Definition:
 _TOP_LEVEL_CACHE: Dict[Tuple[str, int], Dict[str, _Definition]] = {}
 
 
-def _top_level(path: str, text: str, package: str) -> Dict[str, _Definition]:
-    """The :class:`_Definition` of each name a module defines or imports at top level."""
+def _top_level(path: str, text: str, package: str,
+               parse: Callable[[str, str], ast.Module]) -> Dict[str, _Definition]:
+    """The :class:`_Definition` of each name a module defines or imports at top level; ``parse``
+    gives the module's tree (the one its unit reads too)."""
     key = (path, hash(text))
     if key in _TOP_LEVEL_CACHE:
         return _TOP_LEVEL_CACHE[key]
     if len(_TOP_LEVEL_CACHE) >= MAX_DEFINITION_INDEXES:
         _TOP_LEVEL_CACHE.clear()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text, filename=path)
+        tree = parse(path, text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         tree = ast.Module(body=[], type_ignores=[])
     lines = text.splitlines(keepends=True)
