@@ -603,8 +603,9 @@ class Interpreter:
                 if isinstance(elt, ast.Starred):
                     self.assign(elt.value, UNKNOWN, frame, None)
                     continue
+                # ``q, k = (x.float() for x in (q, k))``: each name gets the comprehension's element
                 part = elements[i] if elements and i < len(elements) else (
-                    value if value.sort is Sort.TENSOR else UNKNOWN)
+                    value if value.sort is Sort.TENSOR else _element_of(value))
                 self.assign(elt, part, frame, None)
         elif is_self_attr(target) and frame.cls is not None:
             self.assign_attr(frame, target.attr, value, target, value_node)
@@ -1048,6 +1049,8 @@ class Interpreter:
             pos = left if (left.has(Role.POSITIONS) or left.has(Role.BIAS)) else right
             relative = pos.relative
         recent = self._trace(node, left, right) if isinstance(op, ast.Mult) else self._passed_on(left, right)
+        if isinstance(op, (ast.Add, ast.Sub)) and not (left.is_number or right.is_number):
+            recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
                              extent=None,
                              products=left.products | right.products, recent=recent,
@@ -1575,7 +1578,7 @@ class Interpreter:
         if name in ("size", "numel", "dim", "item") and not receiver.has(Role.POSITIONS):
             return Value(sort=Sort.PYINT)
         if name in ("softmax", "log_softmax"):
-            self.sinks.reach_attention(receiver)  # softmax(scores + bias): what was added biases attention
+            self.sinks.reach_softmax(receiver)
         if name in ROLE_KILLING:
             if receiver.is_tensor:
                 return receiver.with_(roles=frozenset(), products=frozenset(), recent=frozenset())

@@ -4,7 +4,7 @@ frequencies, slopes, angles...), by the shape of the computation and never by a 
 from __future__ import annotations
 
 import ast
-from typing import Set
+from typing import Dict, Set
 
 from poslint.analysis.facts import node_key
 from poslint.analysis.lattice import Prec, Role, Sort, Value
@@ -103,7 +103,8 @@ class Sinks:
         self.trig: Set[tuple] = set()  # cos, sin or polar
         self.cos: Set[tuple] = set()
         self.sin: Set[tuple] = set()
-        self.attention: Set[tuple] = set()  # attn_mask=, baddbmm's input
+        self.attention: Set[tuple] = set()  # attn_mask=, baddbmm's input, a term of softmax's input
+        self.terms: Dict[tuple, frozenset] = {}  # a sum of two tensors (by node key) -> its terms' traces
 
     def reach_trig(self, angle: Value, which: str) -> None:
         """``angle`` reaches cos (``which`` "cos") or sin. A product that reaches both is a
@@ -113,6 +114,19 @@ class Sinks:
 
     def reach_attention(self, bias: Value) -> None:
         self.attention.update(bias.recent)
+
+    def add_terms(self, node: ast.AST, left: Value, right: Value) -> tuple:
+        """Remember what the sum ``left + right`` at ``node`` adds, and return its key for the
+        sum's trace."""
+        key = node_key(node)
+        self.terms[key] = self.terms.get(key, frozenset()) | left.recent | right.recent
+        return key
+
+    def reach_softmax(self, scores: Value) -> None:
+        """``softmax(scores + bias)``: a term added on the way biases attention. What softmax
+        normalises directly (``(scores * scale).softmax()``) is the scores, not a bias."""
+        for key in scores.recent:
+            self.attention.update(self.terms.get(key, ()))
 
     def rotation(self, key: tuple) -> bool:
         """Whether the product at ``key`` reached both cos and sin (polar counts as both)."""
