@@ -82,9 +82,32 @@ def test_flash_attn_applies_cos_sin_as_given_and_returns_the_input_dtype():
     assert codes(FLASH.format(dtype="torch.bfloat16")) == []
 
 
+CAST = """
+import torch
+from typing import cast
+from torch import nn
+
+
+class Rotary(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / 10000 ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+
+    def forward(self, seq_len):
+        t = torch.arange(seq_len, device=self.inv_freq.device, dtype=self.inv_freq.dtype)
+        t = {wrap}
+        return torch.outer(t, self.inv_freq)
+"""
+
+
+def test_typing_cast_returns_its_value():
+    # cast(T, t) is t at run time: the positions keep the buffer's dtype and their role.
+    assert codes(CAST.format(wrap="cast(torch.Tensor, t)")) == codes(CAST.format(wrap="t")) == ["POS101", "POS102"]
+
+
 def test_every_entry_says_what_source_it_was_checked_against():
     for qual, summary in LIBRARY.items():
-        assert summary.effect in ("preserves", "applies-rotary", "rope-init", "rope-init-table"), qual
+        assert summary.effect in ("preserves", "returns-last", "applies-rotary", "rope-init", "rope-init-table"), qual
         assert any(ch.isdigit() for ch in summary.checked) and ".py" in summary.checked, qual
 
 

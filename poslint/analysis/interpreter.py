@@ -1386,6 +1386,8 @@ class Interpreter:
         first = args[0] if args else UNKNOWN
         if effect == "preserves":
             return first
+        if effect == "returns-last":
+            return args[-1] if args else UNKNOWN
         if effect == "applies-rotary":
             return Value(sort=Sort.TENSOR, prec=first.prec, origin=first.origin) if first.is_tensor else UNKNOWN_TENSOR
         if effect == "rope-init":

@@ -5,6 +5,7 @@ version of the library's source it was checked against.
 Effects:
 
 * ``preserves``: returns its first argument's dtype and role (shape and layout operations);
+* ``returns-last``: returns its last positional argument unchanged (``typing.cast(T, value)``);
 * ``applies-rotary``: rotates its first argument by the cos/sin tables it is given, as given
   (no recomputation, no cast of the tables): returns a tensor of the first argument's dtype,
   with no positional role;
@@ -32,7 +33,10 @@ _ROPE = ("transformers 4.57.1 and 5.24.0, transformers/modeling_rope_utils.py: e
          "builds inv_freq from torch.arange(..., dtype=torch.int64).to(dtype=torch.float) (or float32 factors) and "
          "returns (inv_freq, attention_factor)")
 
+_TYPING = "CPython 3.10-3.13, Lib/typing.py: cast(typ, val) returns val unchanged; it only informs type checkers"
+
 LIBRARY: Dict[str, LibrarySummary] = {
+    "typing.cast": LibrarySummary("returns-last", _TYPING),
     "einops.rearrange": LibrarySummary("preserves", _EINOPS),
     "einops.repeat": LibrarySummary("preserves", _EINOPS),
     "flash_attn.layers.rotary.apply_rotary_emb": LibrarySummary("applies-rotary", _FLASH),
