@@ -41,7 +41,10 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     power_role, sign_of, unknown_operand)
 from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CREATION_DEFAULT, DTYPES, INDEXING_CALLS,
                                         LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS, PRESERVING, PYTHON_FLOATS,
-                                        ROLE_KILLING, TENSOR_TYPES, TRANSFORMING, TRIG)
+                                        RANDOM_CREATION, ROLE_KILLING, TENSOR_TYPES, TRANSFORMING, TRIG)
+
+# In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
+RANDOM_DRAW = (-1, -1, -1, -1)
 
 # Deep enough for helpers that call helpers; recursion is cut by the call stack, cost by the memo.
 MAX_CALL_DEPTH = 24
@@ -1330,6 +1333,8 @@ class Interpreter:
                                          default_reason=f"torch.{name}(...) without dtype")
             if _square_shape(self.facts, node):
                 value = value.with_(thin=False)  # an [S, S] mask: adding it makes a bias full
+            if name in RANDOM_CREATION:
+                value = value.with_(products=value.products | {RANDOM_DRAW})
             return value.with_(payload_key="ones") if name == "ones" else value
         if name in LIKE:
             like = args[0] if args else UNKNOWN
@@ -1338,6 +1343,8 @@ class Interpreter:
             base = tensor(like.prec, like.origin, is_complex=like.is_complex,
                           payload_key="ones" if name == "ones_like" else None,
                           roles=fill.roles & {Role.POW2} if name == "full_like" else frozenset())
+            if name in RANDOM_CREATION:
+                base = base.with_(products=base.products | {RANDOM_DRAW})
             return self.cast(base, dtype, node, node, frame) if dtype else base
         if name in TRIG or name in ("cos_", "sin_"):
             return self.trig(node, args[0] if args else UNKNOWN, frame, name.rstrip("_"))
@@ -1680,9 +1687,11 @@ class Interpreter:
                                 "parameter", "buffer") else value.payload_key)
         if value.payload_key and isinstance(value.payload_key, tuple) and value.payload_key[0] == "complex-buffer":
             after = after.with_(payload=None, payload_key=None)
-        if record and not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and prec.may_be_16bit:
+        if record and not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and prec.may_be_16bit \
+                and RANDOM_DRAW not in value.products:
             # A value of unknown role (angles from another module) cast to 16 bits: if the cast
-            # goes straight into both cos and sin, what was cast were angles.
+            # goes straight into both cos and sin, what was cast were angles. Random draws made
+            # here (a random phase) are not: nothing positional is in them.
             key = node_key(node)
             self.cast_candidates.add(key)
             after = after.with_(recent=after.recent | {key})

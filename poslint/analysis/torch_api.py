@@ -60,6 +60,9 @@ MATRIX_PRODUCTS = frozenset({"outer", "einsum", "matmul", "mm", "bmm", "baddbmm"
 CREATION_DEFAULT = frozenset({"ones", "zeros", "empty", "full", "rand", "randn", "linspace",
                               "logspace", "eye"})
 
+# Random draws: their values hold nothing positional.
+RANDOM_CREATION = frozenset({"rand", "randn", "rand_like", "randn_like"})
+
 LIKE = frozenset({"ones_like", "zeros_like", "empty_like", "full_like", "rand_like", "randn_like"})
 
 CONCAT = frozenset({"cat", "stack", "hstack", "vstack", "dstack", "column_stack"})
