@@ -998,7 +998,8 @@ class Interpreter:
             product = self.product(node, "*", left, left_node, right, right_node, frame)
             if product is not None:
                 return product
-        if isinstance(op, ast.Div) and right.has(Role.GROWTH) and left.has(Role.POSITIONS):
+        if isinstance(op, ast.Div) and right.has(Role.GROWTH) and left.has(Role.POSITIONS) \
+                and not left.has(Role.GROWTH):  # a quantity scaled by a growing factor, over one: a ratio
             product = self.product(node, "/", left, left_node, right, right_node, frame)
             if product is not None:
                 return product
