@@ -1139,8 +1139,10 @@ class Interpreter:
         # Positions are a grid by construction, or whatever a product with frequencies that reaches
         # cos/sin/polar multiplies them by (an input of any name). Until such a sink confirms it, in
         # this round or the last, the product stays plain arithmetic: ``inv_freq * scale`` is still
-        # frequencies.
-        if not pos.has(Role.POSITIONS) and (pos.roles or kind == "alibi" or key not in self.sinks.trig):
+        # frequencies, and so is ``inv_freq * (1 / factors)`` with a floating tensor the module
+        # holds (LongRoPE's per-frequency factors: positions are not module state of unknown role).
+        if not pos.has(Role.POSITIONS) and (pos.roles or kind == "alibi" or key not in self.sinks.trig
+                                            or module_held(pos)):
             return None
         result = self.promote(pos, factor, node, frame, division=False)
         roles = {Role.ANGLES if kind == "rope" else Role.BIAS}
