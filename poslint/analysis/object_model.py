@@ -324,7 +324,8 @@ class ModuleModel:
                 self.subclasses.setdefault(base.name, []).append(cls)
         for fn in all_fns:
             for callee in self.syntactic_callees(fn):
-                callee.callers.add(fn.qual)
+                if callee is not fn:  # recursion alone does not make a function someone else's helper
+                    callee.callers.add(fn.qual)
         for call in index_module(self.tree).top_level_calls:
             callee = self.functions.get(tail_name(call.func)) if isinstance(call.func, ast.Name) else None
             if callee:
