@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Where a single-process project-wide run spends its CPU time (issue 16).
+
+Usage, from the root of the project being linted: ``python benchmarks/project_breakdown.py
+[POSLINT OPTIONS] FILES...`` (for instance ``-j1 --no-cache $(cat files.txt)``). It runs poslint in
+this process, with the project-wide analysis's entry points timed, and prints on stderr: the CPU
+seconds spent loading imported modules (parse, object model, module level), in the project
+prefilter (and its definition index), in imported modules' own runs, the whole run, the peak RSS,
+how many modules were loaded (and loaded again after being dropped), and how many parses the index
+and the units made. A script, not a test: the figures depend on the machine.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import os
+import resource
+import sys
+import time
+
+from poslint.analysis import project
+from poslint.analysis.interpreter import Interpreter
+from poslint.edge.cli import main
+from poslint.engine import imports
+
+spent: collections.Counter = collections.Counter()
+loads: collections.Counter = collections.Counter()
+parsed: set = set()
+
+
+def timed(owner, name: str, label: str, when=lambda *args: True):
+    original = getattr(owner, name)
+
+    def wrapper(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            if when(*args):
+                spent[label] += time.process_time() - start
+    setattr(owner, name, wrapper)
+
+
+def counted_load(original):
+    def load(self, module):
+        loads[module] += 1
+        return original(self, module)
+    return load
+
+
+def counted_parse(original):
+    def parse(text, path):
+        spent["parses"] += 1
+        parsed.add(os.path.abspath(path))
+        return original(text, path)
+    return parse
+
+
+project.Project._load = counted_load(project.Project._load)
+project.parse_module = counted_parse(project.parse_module)
+timed(project.Project, "_load", "loading imported modules")
+timed(imports.ProjectFiles, "imports_may_matter", "project prefilter")
+timed(imports, "_top_level", "  of which the definition index")
+timed(Interpreter, "run", "imported modules' own runs", when=lambda self: not self.follows_imports)
+
+
+@atexit.register
+def report() -> None:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"CPU {usage.ru_utime + usage.ru_stime:.2f} s, peak RSS {usage.ru_maxrss // 1024} MB", file=sys.stderr)
+    parses = spent.pop("parses", 0)
+    for label, seconds in spent.items():
+        print(f"  {label}: {seconds:.2f} s", file=sys.stderr)
+    print(f"  modules loaded: {sum(loads.values())} ({len(loads)} distinct); {parses} parses of {len(parsed)} files",
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.argv = ["poslint", *sys.argv[1:]]
+    main()
