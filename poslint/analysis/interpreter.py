@@ -39,7 +39,7 @@ from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel,
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, is_grid, is_pow2_base, module_held, negated,
                                     power_role, sign_of, unknown_operand)
-from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CREATION_DEFAULT, DTYPES, INDEXING_CALLS,
+from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT, DTYPES, INDEXING_CALLS,
                                         LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS, PRESERVING, PYTHON_FLOATS,
                                         RANDOM_CREATION, ROLE_KILLING, TENSOR_TYPES, TRANSFORMING, TRIG)
 
@@ -73,6 +73,9 @@ class Frame:
     default: Value  # dtype value that "the default dtype" currently means
     returns: List[Value] = field(default_factory=list)
     loop_depth: int = 0
+    # The class ``self`` is an instance of, when a subclass runs an inherited method (its
+    # overrides are what ``self.method()`` calls there).
+    dispatch: Optional[ClassInfo] = None
 
     def site(self) -> Site:
         return Site(self.function.qual if self.function else None, self.runtime, self.autocast_off,
@@ -185,6 +188,10 @@ class Interpreter:
             self.analyzed: Set[int] = set()
             for fn in entries:
                 self.call(fn, [], {}, None, None, standalone=True)
+            for cls, root in self._inherited_construction():
+                # A base's constructor calls hooks that this subclass overrides.
+                self.call(root, [], {}, Value(sort=Sort.INSTANCE, payload=cls, payload_key=cls.name), None,
+                          standalone=True)
             # Functions reached only from code the interpreter does not run (a class nested in a
             # function, a decorator's wrapper) are analysed on their own.
             for fn in self.model.all_functions():
@@ -342,17 +349,18 @@ class Interpreter:
         node = fn.node
         autocast_off = fn.autocast_off or bool(caller and caller.autocast_off)
         default = caller.default if caller else self._default_dtype(fn)
+        dispatch = _subclass_instance(fn, self_value)
         key = (id(fn), tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
-               autocast_off, default, standalone)
+               autocast_off, default, standalone, dispatch.name if dispatch else None)
         if key in self.memo:
             return self.memo[key]
         self.memo[key] = UNKNOWN  # recursion through memo
         self.analyzed.add(id(fn))
         env: Dict[str, Value] = dict(fn.closure or {})
-        self._bind_params(fn, node.args, args, kwargs, env, standalone)
+        self._bind_params(fn, node.args, args, kwargs, env, standalone, dispatch)
         # A function nothing in its own module calls runs in the phase of its caller elsewhere.
         runtime = caller.runtime if self.anchor and caller and fn.cls is None and not fn.callers else fn.runtime
-        frame = Frame(fn, env, runtime=runtime, autocast_off=autocast_off, default=default)
+        frame = Frame(fn, env, runtime=runtime, autocast_off=autocast_off, default=default, dispatch=dispatch)
         self.stack.append(fn)
         try:
             if isinstance(node, ast.Lambda):
@@ -371,11 +379,13 @@ class Interpreter:
         self.memo[key] = result
         return result
 
-    def _bind_params(self, fn: FunctionInfo, spec: ast.arguments, args, kwargs, env, standalone) -> None:
+    def _bind_params(self, fn: FunctionInfo, spec: ast.arguments, args, kwargs, env, standalone,
+                     dispatch: Optional[ClassInfo] = None) -> None:
         positional = list(spec.posonlyargs) + list(spec.args)
         defaults = [None] * (len(positional) - len(spec.defaults)) + list(spec.defaults)
         if fn.cls is not None and positional and not is_static(fn.node):
-            env[positional[0].arg] = Value(sort=Sort.INSTANCE, payload=fn.cls, payload_key=fn.cls.name)
+            cls = dispatch or fn.cls
+            env[positional[0].arg] = Value(sort=Sort.INSTANCE, payload=cls, payload_key=cls.name)
             positional, defaults = positional[1:], defaults[1:]
         default_frame = Frame(None, dict(self.globals), runtime=False, autocast_off=False,
                               default=self._default_dtype())
@@ -401,6 +411,21 @@ class Interpreter:
             env[spec.vararg.arg] = UNKNOWN
         if spec.kwarg:
             env[spec.kwarg.arg] = UNKNOWN
+
+    def _inherited_construction(self) -> List[Tuple[ClassInfo, FunctionInfo]]:
+        """(subclass, inherited construction root) pairs where the root calls, on ``self``, a
+        method that the subclass overrides."""
+        pairs = []
+        for cls in self.classes.values():
+            for name in sorted(CONSTRUCTION_ROOTS):
+                root = cls.lookup_method(name)
+                if root is None or root.cls is cls or root.cls is None or isinstance(root.node, ast.Lambda):
+                    continue
+                called = {call.func.attr for call in walk(root.node) if isinstance(call, ast.Call)
+                          and isinstance(call.func, ast.Attribute) and is_self_receiver(call.func.value, root)}
+                if any(cls.lookup_method(m) is not root.cls.lookup_method(m) for m in called):
+                    pairs.append((cls, root))
+        return pairs
 
     def _unbound_param(self, fn: FunctionInfo, param: ast.arg) -> Value:
         """A parameter no caller binds. Annotated with a class of the project (``config:
@@ -823,7 +848,8 @@ class Interpreter:
         return None
 
     def _is_own_instance(self, value: Value, frame: Frame) -> bool:
-        return frame.cls is not None and value.sort is Sort.INSTANCE and value.payload is frame.cls
+        return frame.cls is not None and value.sort is Sort.INSTANCE and isinstance(value.payload, ClassInfo) \
+            and any(c is frame.cls for c in value.payload.mro())
 
     def read_attr(self, node: ast.AST, frame: Frame, name: Optional[str] = None) -> Value:
         """``self.<attr>``, or ``getattr(self, name)`` at ``node`` with ``name`` given."""
@@ -833,7 +859,7 @@ class Interpreter:
             return frame.env[key]
         cls = frame.cls
         found = cls.lookup_attr(name)
-        method = cls.lookup_method(name)
+        method = (frame.dispatch or cls).lookup_method(name)
         if found is None:
             if method is not None:
                 return Value(sort=Sort.CALLABLE, payload=(method, frame.env.get("self", UNKNOWN)),
@@ -1748,6 +1774,22 @@ def _const_int_value(value: Value) -> Optional[int]:
     if isinstance(key, tuple) and len(key) == 2 and key[0] == "const" and type(key[1]) is int:
         return key[1]
     return None
+
+
+def _subclass_instance(fn: FunctionInfo, self_value: Optional[Value]) -> Optional[ClassInfo]:
+    """The class of ``self_value`` when it is a proper subclass of the method's class."""
+    if fn.cls is None or self_value is None or self_value.sort is not Sort.INSTANCE:
+        return None
+    cls = self_value.payload
+    if not isinstance(cls, ClassInfo) or cls is fn.cls or not any(c is fn.cls for c in cls.mro()):
+        return None
+    return cls
+
+
+def is_self_receiver(node: ast.AST, fn: FunctionInfo) -> bool:
+    """Whether ``node`` is the method's own first parameter."""
+    params = list(fn.node.args.posonlyargs) + list(fn.node.args.args)
+    return isinstance(node, ast.Name) and bool(params) and node.id == params[0].arg
 
 
 def _arange_extent(args: List[Value], kwargs: Dict[str, Value]) -> Optional[int]:
