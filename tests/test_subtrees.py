@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poslint.analysis.subtrees import SCOPES, index_module, walk
+from poslint.analysis.subtrees import SCOPES, index_module, node_ids, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 TREES = ("tests/fixtures", "tests/corpus", "tests/realworld", "tests/runtime_models", "examples", "poslint")
@@ -50,6 +50,7 @@ def _check(tree):
     assert index.imports == [n for n in everything if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert index.class_names == {n.name for n in everything if isinstance(n, ast.ClassDef)}
     assert sorted(map(id, index.top_level_calls)) == sorted(map(id, _top_level_calls(tree)))
+    assert node_ids(tree) == {id(n) for n in everything} and node_ids(tree) is node_ids(tree)
     scopes = [n for n in everything if isinstance(n, SCOPES)]
     for scope in scopes:
         assert list(walk(scope)) == list(ast.walk(scope))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from poslint.analysis.lattice import Role, Value
+from poslint.analysis.subtrees import node_ids
 from poslint.analysis.torch_api import CUDA_AUTOCAST_LOWERED, METADATA
 
 if TYPE_CHECKING:
@@ -260,7 +261,7 @@ class ModuleFacts:
     def holds(self, node: ast.AST) -> bool:
         """Whether ``node`` is in this module's tree (and not another module's)."""
         if self._node_ids is None:
-            self._node_ids = {id(n) for n in ast.walk(self.tree)}
+            self._node_ids = node_ids(self.tree)  # shared by every facts of the same tree
         return id(node) in self._node_ids
 
     def parent_of(self, node: ast.AST) -> Optional[ast.AST]:

@@ -23,6 +23,7 @@ from typing import Iterator, List, Set
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _BELOW = "_poslint_below"
 _INDEX = "_poslint_index"
+_IDS = "_poslint_ids"
 
 
 @dataclass
@@ -63,6 +64,16 @@ def index_module(tree: ast.Module) -> ModuleIndex:
                         queue.append((item, enclosing))
     setattr(tree, _INDEX, index)
     return index
+
+
+def node_ids(tree: ast.AST) -> Set[int]:
+    """The ids of every node of ``tree``, made once per tree: each host's borrowed facts of an
+    imported module ask whether a node is in that module's tree."""
+    known = getattr(tree, _IDS, None)
+    if known is None:
+        known = {id(node) for node in ast.walk(tree)}
+        setattr(tree, _IDS, known)
+    return known
 
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:
