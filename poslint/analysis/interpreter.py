@@ -686,9 +686,11 @@ class Interpreter:
         self.store_attr(frame, attr_node.attr, storage, written, node, value_node)
 
     def _attr_storage(self, cls: ClassInfo, attr: str) -> Optional[str]:
-        found = cls.lookup_attr(attr)
-        pending = self._next_attrs.get(cls.name, {}).get(attr)
-        return (pending or found or (None, None))[0]
+        """How ``attr`` is held: by this class or a base (a buffer a base's constructor registers
+        stays a buffer when a subclass's method reassigns it)."""
+        pending = next((bucket[attr] for bucket in (self._next_attrs.get(c.name, {}) for c in cls.mro())
+                        if attr in bucket), None)
+        return (pending or cls.lookup_attr(attr) or (None, None))[0]
 
     def store_attr(self, frame: Frame, attr: str, storage: str, value: Value,
                    node: ast.AST, value_node: Optional[ast.AST], name_node: Optional[ast.AST] = None) -> None:

@@ -251,6 +251,10 @@ def keep_float32_copy(facts: ModuleFacts, attr: str, cls: str, is_complex: bool 
     for store in facts.stores_of(attr, related):
         if store.storage == "plain":
             continue
+        if store.site.runtime and is_self_attr_assignment(facts, store.node, attr):
+            # ``self.x = self.x.to(device)`` in forward: the reads after it see either tensor, and
+            # only those on the reassigning path are known to be reads of the buffer.
+            return None
         statement = enclosing_statement(facts, store.node)
         frozen = store.storage == "buffer" or _frozen_parameter(facts, store.value_node)
         if statement is None or not frozen or facts.parent_of(statement) is None:
@@ -275,6 +279,13 @@ def keep_float32_copy(facts: ModuleFacts, attr: str, cls: str, is_complex: bool 
             bits = f"self._{attr}_bits"
         edits.append(replace(facts, node, f"{bits}.view({float_dtype})"))
     return edits
+
+
+def is_self_attr_assignment(facts: ModuleFacts, node: ast.AST, attr: str) -> bool:
+    """Whether ``node`` is (the target of) ``self.<attr> = ...``."""
+    statement = enclosing_statement(facts, node)
+    return isinstance(statement, ast.Assign) and any(
+        isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) for t in statement.targets)
 
 
 # A string literal, with its prefix and quotes: the name of a buffer.

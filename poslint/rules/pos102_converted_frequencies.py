@@ -83,7 +83,9 @@ class LowPrecisionFrequencies(Rule):
     plain attribute would not follow `model.to(device)`. `state_dict()` is unchanged, but the
     module gains a buffer in `buffers()`, which callers can observe: the fix is unsafe. A frozen
     `nn.Parameter(..., requires_grad=False)` is handled the same way; a trainable one has no
-    fix. For a 16-bit cast, the fix casts to float32 instead, on POS101's terms: safe when
+    fix, and neither has a buffer that the forward path reassigns (`self.inv_freq =
+    self.inv_freq.to(x.device)` under a device check: the reads after it see the rounded buffer
+    whenever the check is false). For a 16-bit cast, the fix casts to float32 instead, on POS101's terms: safe when
     cos/sin are cast afterwards or the positions are float32; otherwise cos/sin are cast back
     to the original dtype (unsafe), or there is no fix; a hard-coded 16-bit cast is always
     unsafe (checkpoints may rely on it).

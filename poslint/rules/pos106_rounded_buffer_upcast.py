@@ -76,6 +76,8 @@ class RoundedFrequencyBuffer(Rule):
     views the same float32 bits (`module.to(dtype)` converts only floating buffers), and the
     forward path reads the frequencies from that view. The existing `.float()` is then a no-op.
     `state_dict()` is unchanged; the extra buffer shows in `buffers()`, so the fix is unsafe.
+    A buffer that the forward path reassigns (`self.inv_freq = self.inv_freq.to(x.device)`)
+    gets no fix, as in POS102.
     """
 
     code = "POS106"
