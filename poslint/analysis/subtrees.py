@@ -23,7 +23,6 @@ from typing import Iterator, List, Set
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _BELOW = "_poslint_below"
 _INDEX = "_poslint_index"
-_IDS = "_poslint_ids"
 
 
 @dataclass
@@ -31,6 +30,7 @@ class ModuleIndex:
     imports: List[ast.AST] = field(default_factory=list)  # Import and ImportFrom, in ast.walk order
     class_names: Set[str] = field(default_factory=set)  # every class defined, at any depth
     top_level_calls: List[ast.Call] = field(default_factory=list)  # calls outside every scope
+    ids: Set[int] = field(default_factory=set)  # of every node of the tree
 
 
 def index_module(tree: ast.Module) -> ModuleIndex:
@@ -40,8 +40,10 @@ def index_module(tree: ast.Module) -> ModuleIndex:
         return known
     index = ModuleIndex()
     queue = deque([(tree, ())])
+    ids = index.ids
     while queue:
         node, enclosing = queue.popleft()
+        ids.add(id(node))
         for below in enclosing:
             below.append(node)
         if isinstance(node, SCOPES):
@@ -66,14 +68,10 @@ def index_module(tree: ast.Module) -> ModuleIndex:
     return index
 
 
-def node_ids(tree: ast.AST) -> Set[int]:
+def node_ids(tree: ast.Module) -> Set[int]:
     """The ids of every node of ``tree``, made once per tree: each host's borrowed facts of an
     imported module ask whether a node is in that module's tree."""
-    known = getattr(tree, _IDS, None)
-    if known is None:
-        known = {id(node) for node in ast.walk(tree)}
-        setattr(tree, _IDS, known)
-    return known
+    return index_module(tree).ids
 
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:
