@@ -809,6 +809,9 @@ class Interpreter:
             method = owner.payload.lookup_method(node.attr)
             if method:
                 return Value(sort=Sort.CALLABLE, payload=(method, owner), payload_key=("method", method.qual))
+            found = owner.payload.lookup_attr(node.attr)
+            if found is not None:  # a submodule's buffer: ``self.rotary.inv_freq``
+                return self._held(owner.payload, node.attr, node, frame, *found, own=False)
             return UNKNOWN
         if isinstance(owner.payload, ConfigDefaults) and node.attr in owner.payload.values:
             number = owner.payload.values[node.attr]
@@ -870,7 +873,14 @@ class Interpreter:
             if inst is not None:
                 return Value(sort=Sort.INSTANCE, payload=inst, payload_key=inst.name)
             return UNKNOWN
-        storage, value = found
+        return self._held(cls, name, node, frame, *found, own=True)
+
+    def _held(self, cls: ClassInfo, name: str, node: ast.AST, frame: Frame, storage: str, value: Value,
+              own: bool) -> Value:
+        """What reading ``name`` of an instance of ``cls`` gives at ``node``: in the forward path, a
+        floating buffer or parameter as ``module.to()`` left it. ``own`` for ``self``'s own (a
+        read the fixes may rewrite); a submodule's (``self.rotary.inv_freq``) is converted with
+        its parent all the same."""
         if value.sort is Sort.INSTANCE:
             return value
         if self.follows_imports:  # held by a base class of another module: its origin is there
@@ -880,7 +890,8 @@ class Interpreter:
         converted = storage in ("buffer", "parameter") and frame.runtime and value.prec is not Prec.INT \
             and not any(family_matches(restored, name) for c in cls.mro() for restored in c.restored_attrs)
         if converted and (value.is_tensor or value.roles):
-            self._record(AttrRead(node, cls.name, name, frame.site()), ("read", node_key(node)))
+            if own:
+                self._record(AttrRead(node, cls.name, name, frame.site()), ("read", node_key(node)))
             reason = f"{storage} '{name}'"
             origin = Origin.at(node, reason, Prec.CONVERTED, relative=value.relative)
             if value.is_complex:
