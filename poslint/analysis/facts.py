@@ -188,6 +188,8 @@ class ModuleFacts:
     # Product sites whose result escapes as a float tensor: returned, stored, passed to a call
     # or added to something (a comparison result is a boolean mask, not a bias).
     escaped: Set[NodeKey] = field(default_factory=set)
+    # Products first taken for angle products that turned out to scale the positions of a later one.
+    superseded: Set[NodeKey] = field(default_factory=set)
     # Each class of this file and its bases (in this file), nearest first.
     class_mro: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # Why float32 matmuls may run at reduced precision (TF32, or bfloat16 inside) in the project
@@ -213,8 +215,8 @@ class ModuleFacts:
         """Angle products: frequencies times recognised positions, or times anything when the
         result reaches cos/sin/polar (an einsum of a decay kernel with a matrix is not RoPE)."""
         for product in self.products:
-            if product.kind == "rope" and (product.positions.has(Role.POSITIONS)
-                                           or node_key(product.node) in self.rotary_products):
+            if product.kind == "rope" and node_key(product.node) not in self.superseded and (
+                    product.positions.has(Role.POSITIONS) or node_key(product.node) in self.rotary_products):
                 yield product
 
     def alibi_products(self) -> Iterable[Product]:

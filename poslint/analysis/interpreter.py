@@ -140,6 +140,7 @@ class Interpreter:
         self._kinds_by_function: Dict[int, Dict[str, Set[str]]] = {}
         self.sinks = Sinks()  # where products end up, kept across rounds
         self.cast_candidates: Set[tuple] = set()  # casts of values of unknown role
+        self.guessed: Set[tuple] = set()  # products whose frequencies were guessed from a cos/sin sink
         # Attribute values observed in the current round, per class.
         self._next_attrs: Dict[str, Dict[str, Tuple[str, Value]]] = {}
 
@@ -1157,12 +1158,14 @@ class Interpreter:
             # A product that reaches cos/sin with a tensor the module holds: the module tensor is
             # the frequencies, whatever computed it (another file, a lookup table of init functions).
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if module_held(a) else (b, b_node, a, a_node)
+            self.guessed.add(key)
         elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a):
             # A position grid times something unknown, into cos/sin: that something is frequencies,
             # here and wherever the same variable is used next.
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
             if isinstance(factor_node, ast.Name) and factor_node.id in frame.env:
                 frame.env[factor_node.id] = factor.with_(roles=factor.roles | {Role.FREQS})
+            self.guessed.add(key)
         elif key in self.sinks.attention and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a):
             # A position grid times something unknown, handed to attention as a bias: the
             # something is ALiBi's per-head slopes (a constructor argument, a buffer, a parameter).
@@ -1175,6 +1178,11 @@ class Interpreter:
         if factor.is_number and not pos.is_tensor:
             return None
         kind = "alibi" if factor.has(Role.SLOPES) and not factor.has(Role.FREQS) else "rope"
+        if factor.has(Role.FREQS) and pos.has(Role.ANGLES) and pos.recent and pos.recent <= self.guessed:
+            # ``(t * scale) x inv_freq``: what an earlier product guessed to be angles (a grid
+            # times something unknown, on its way to cos/sin) was the positions, scaled.
+            self.facts.superseded |= pos.recent
+            pos = pos.with_(roles=(pos.roles - {Role.ANGLES}) | {Role.POSITIONS})
         # Positions are a grid by construction, or whatever a product with frequencies that reaches
         # cos/sin/polar multiplies them by (an input of any name). Until such a sink confirms it, in
         # this round or the last, the product stays plain arithmetic: ``inv_freq * scale`` is still

@@ -149,8 +149,9 @@ ROLE_BIRTHS_REVIEWED = {
     "binop": ("FREQS", "FREQS", "FREQS", "FREQ_INDEX", "POW2", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES", "SLOPES",
               "SLOPES"),
     "exec_stmt": ("FREQ_INDEX", "SLOPES"),
-    # FREQS, SLOPES: the unknown operand of a product confirmed by cos/sin, or by attention
-    "product": ("ANGLES", "BIAS", "FREQS", "SLOPES"),
+    # FREQS, SLOPES: the unknown operand of a product confirmed by cos/sin, or by attention;
+    # POSITIONS: guessed angles that a product with FREQS takes as its positions (it has a factor)
+    "product": ("ANGLES", "BIAS", "FREQS", "POSITIONS", "SLOPES"),
     "tensor_method": ("FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
     # ROTARY_COMPLEX: polar, and view_as_complex/complex of cos/sin (TRIG, which needs a product)
     "torch_function": ("FREQS", "POW2", "POW2", "ROTARY_COMPLEX", "ROTARY_COMPLEX", "SLOPES"),
