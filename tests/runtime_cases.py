@@ -78,6 +78,8 @@ CASES = [
     Case(ROPE + "falcon.py", kind="rotary", expect="collide", where=BF16 + CUDA),
     # a complex polar table that a subclass hook builds for its base's constructor, kept in a buffer
     Case(ROPE + "base_hook_complex_cache.py", kind="rotary", expect="fail", where=HALF, seq_len=2048),
+    # Gaussian Fourier time features from a frozen parameter that the conversion rounds
+    Case(ROPE + "gaussian_fourier_time.py", kind="rotary", expect="fail", where=HALF, seq_len=1000),
     # a diffusion timestep in [0, 1] rounded to 16 bits before its sinusoidal embedding
     Case(ROPE + "timestep_cast_to_activations.py", kind="rotary", expect="fail", where=HALF, seq_len=1000),
     Case(ROPE + "falcon__fixed.py", kind="rotary", expect="pass"),

@@ -1069,8 +1069,9 @@ class Interpreter:
             return Value(sort=sort, roles=frozenset(roles), payload_key=_folded(op, left, right))
         if (left.is_number and _number_like(right) or _number_like(left) and right.is_number) and \
                 not isinstance(op, ast.MatMult):
-            # ``math.log(base) / (dim - 1)`` with ``dim`` unknown: a number, most likely.
-            return NUMBER_LIKE.with_(roles=combined_roles(op, left, right))
+            # ``math.log(base) / (dim - 1)`` with ``dim`` unknown: a number, most likely. What it
+            # was computed from still learns where it goes (``t * w * 2 * pi`` into cos/sin).
+            return NUMBER_LIKE.with_(roles=combined_roles(op, left, right), recent=left.recent | right.recent)
         result = self.promote(left, right, node, frame, division=isinstance(op, ast.Div))
         if isinstance(op, (ast.Add, ast.Sub)):
             self._escape(left)
