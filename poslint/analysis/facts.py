@@ -188,6 +188,8 @@ class ModuleFacts:
     # Product sites whose result escapes as a float tensor: returned, stored, passed to a call
     # or added to something (a comparison result is a boolean mask, not a bias).
     escaped: Set[NodeKey] = field(default_factory=set)
+    # (class, attr) of buffers construction registers empty and only forward fills.
+    filled_in_forward: Set[Tuple[str, str]] = field(default_factory=set)
     # Products first taken for angle products that turned out to scale the positions of a later one.
     superseded: Set[NodeKey] = field(default_factory=set)
     # Each class of this file and its bases (in this file), nearest first.

@@ -141,6 +141,9 @@ class Interpreter:
         self.sinks = Sinks()  # where products end up, kept across rounds
         self.cast_candidates: Set[tuple] = set()  # casts of values of unknown role
         self.guessed: Set[tuple] = set()  # products whose frequencies were guessed from a cos/sin sink
+        # (class, attr) of buffers and parameters that construction registers empty / with a tensor
+        self.empty_at_construction: Set[Tuple[str, str]] = set()
+        self.built_at_construction: Set[Tuple[str, str]] = set()
         # Attribute values observed in the current round, per class.
         self._next_attrs: Dict[str, Dict[str, Tuple[str, Value]]] = {}
 
@@ -200,6 +203,8 @@ class Interpreter:
                     self.call(fn, [], {}, None, None, standalone=True)
         self.facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
         self.facts.rotations = self.sinks.cos & self.sinks.sin
+        self.facts.filled_in_forward = {(cls.name, attr) for cls in self.classes.values()
+                                        for _, attr in self.empty_at_construction if self.filled_in_forward(cls, attr)}
         for borrowed in self._borrowed.values():
             borrowed.facts.rotations = self.facts.rotations
         self.facts.borrowed = [b for b in self._borrowed.values() if b.facts.products or b.facts.casts
@@ -686,6 +691,12 @@ class Interpreter:
                                 relative=value.relative if value.roles else current.relative)
         self.store_attr(frame, attr_node.attr, storage, written, node, value_node)
 
+    def filled_in_forward(self, cls: ClassInfo, attr: str) -> bool:
+        """A buffer that construction registers empty and only the forward path fills: a
+        conversion between construction and forward finds nothing in it to convert."""
+        keys = {(c.name, attr) for c in cls.mro()}
+        return bool(keys & self.empty_at_construction) and not keys & self.built_at_construction
+
     def _attr_storage(self, cls: ClassInfo, attr: str) -> Optional[str]:
         """How ``attr`` is held: by this class or a base (a buffer a base's constructor registers
         stays a buffer when a subclass's method reassigns it)."""
@@ -696,6 +707,10 @@ class Interpreter:
     def store_attr(self, frame: Frame, attr: str, storage: str, value: Value,
                    node: ast.AST, value_node: Optional[ast.AST], name_node: Optional[ast.AST] = None) -> None:
         cls = frame.cls
+        if not frame.runtime and storage != "plain":
+            # ``register_buffer("freqs_cis", None)``: nothing there until forward fills it.
+            empty = value.payload_key == ("const", None)
+            (self.empty_at_construction if empty else self.built_at_construction).add((cls.name, attr))
         if value.payload_key in ("parameter", "buffer"):
             value = value.with_(payload=None, payload_key=None)
         if storage != "plain" and value.sort is not Sort.TENSOR and not value.roles:
@@ -889,7 +904,8 @@ class Interpreter:
             if defining is not None:
                 value = self.rebased(value, node, defining.home.path)
         converted = storage in ("buffer", "parameter") and frame.runtime and value.prec is not Prec.INT \
-            and not any(family_matches(restored, name) for c in cls.mro() for restored in c.restored_attrs)
+            and not any(family_matches(restored, name) for c in cls.mro() for restored in c.restored_attrs) \
+            and not self.filled_in_forward(cls, name)
         if converted and (value.is_tensor or value.roles):
             if own:
                 self._record(AttrRead(node, cls.name, name, frame.site()), ("read", node_key(node)))

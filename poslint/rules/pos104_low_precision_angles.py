@@ -108,6 +108,8 @@ def rope(x, inv_freq):
         for store in facts.stores:
             if store.storage == "plain" or not facts.value_reads(store.attr, facts.related_classes(store.cls)):
                 continue  # a tensor the forward path never reads cannot hurt
+            if (store.cls, store.attr) in facts.filled_in_forward:
+                continue  # registered empty, filled after any conversion: module.to() never sees it
             value = store.value
             if value.has(Role.ROTARY_COMPLEX) and value.is_complex:
                 yield Finding(store.node, f"complex rotation kept in {store.storage} '{store.attr}'; "
