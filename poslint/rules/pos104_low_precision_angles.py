@@ -11,7 +11,10 @@ class LowPrecisionAngles(Rule):
     Finds RoPE angles (positions times frequencies, before cos/sin) held in 16 bits: angles cast
     to a 16-bit or activation dtype, angles kept in a registered buffer or parameter, and a
     complex `freqs_cis` registered as a buffer. Casting cos/sin values to the activation dtype
-    is accepted practice and stays silent.
+    is accepted practice and stays silent, and so is a buffer that construction registers empty
+    (`register_buffer("freqs_cis", None)`) and only the forward path fills: the conversion
+    between construction and forward finds nothing in it. A random draw cast and fed to cos and
+    sin (a random phase) is not angles.
 
     ## Why is this bad?
     Angles grow with the position: at 8192 rad, bfloat16 values are 64 apart, so cos/sin of a
