@@ -91,3 +91,13 @@ def test_a_class_nested_in_a_class_body_is_analysed():
     flat = HEADER + ROTARY.format(n="").replace("dtype=torch.float32", "dtype=torch.bfloat16")
     assert len(lint(flat)[0].diagnostics) >= 2
     assert len(lint(nested)[0].diagnostics) == len(lint(flat)[0].diagnostics)
+
+
+@pytest.mark.parametrize("annotation", ['"Config[\\x00]"', '"(("', '"Optional[' + '[' * 200 + ']"', '""'])
+def test_a_string_annotation_that_does_not_parse_is_no_configuration_class(annotation):
+    # Parameters annotated with a configuration class carry its defaults; a forward reference
+    # that is not an expression names none, and analysis goes on.
+    text = HEADER + f"class Config:\n    size: int = 4\n\n\ndef f(config: {annotation}):\n" \
+        "    return torch.arange(config.size, dtype=torch.bfloat16)\n"
+    result, _ = lint(text)
+    assert not result.internal_errors and not result.errors

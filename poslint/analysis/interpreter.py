@@ -448,7 +448,7 @@ class Interpreter:
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             try:  # a forward reference: ``config: "LlamaConfig"``
                 annotation = ast.parse(annotation.value, mode="eval").body
-            except SyntaxError:
+            except (SyntaxError, ValueError, RecursionError):
                 return None
         if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):  # X | None
             return self._annotated_class(annotation.left) or self._annotated_class(annotation.right)
