@@ -40,8 +40,8 @@ from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, is_grid, is_pow2_base, module_held, negated,
                                     power_role, sign_of, unknown_operand)
 from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT, DTYPES, INDEXING_CALLS,
-                                        LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS, PRESERVING, PYTHON_FLOATS,
-                                        RANDOM_CREATION, ROLE_KILLING, TENSOR_TYPES, TRANSFORMING, TRIG)
+                                        LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, PRESERVING,
+                                        PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING, TENSOR_TYPES, TRANSFORMING, TRIG)
 
 # In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
 RANDOM_DRAW = (-1, -1, -1, -1)
@@ -1631,6 +1631,12 @@ class Interpreter:
                                   relative=False, axis=-1 if receiver.ndim is None else receiver.axis,
                                   recent=receiver.recent - self.cast_candidates)  # a count, not what was cast
             return self.cast(base, dtype, node, receiver_node, frame, record=False) if dtype else base
+        if name in NEW_TENSOR_METHODS:
+            # ``like.new_zeros(shape, dtype=torch.float32)``: the receiver's dtype unless one is given.
+            base = tensor(receiver.prec if receiver.is_tensor else Prec.UNKNOWN, receiver.origin,
+                          payload_key="ones" if name == "new_ones" else None)
+            dtype = self._dtype_arg(kwargs, node)
+            return self.cast(base, dtype, node, node, frame, record=False) if dtype else base
         if name == "view" and args and args[0].sort is Sort.DTYPE:
             # A bit reinterpretation, not a conversion: nothing is rounded.
             return receiver.with_(sort=Sort.TENSOR, prec=args[0].prec, is_complex=args[0].is_complex,

@@ -63,6 +63,9 @@ CREATION_DEFAULT = frozenset({"ones", "zeros", "empty", "full", "rand", "randn",
 # Random draws: their values hold nothing positional.
 RANDOM_CREATION = frozenset({"rand", "randn", "rand_like", "randn_like"})
 
+# ``t.new_zeros(...)`` and the like: a new tensor in ``t``'s dtype, or in the ``dtype=`` given.
+NEW_TENSOR_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
+
 LIKE = frozenset({"ones_like", "zeros_like", "empty_like", "full_like", "rand_like", "randn_like"})
 
 CONCAT = frozenset({"cat", "stack", "hstack", "vstack", "dstack", "column_stack"})
