@@ -1194,6 +1194,10 @@ class Interpreter:
             return None
         if factor.is_number and not pos.is_tensor:
             return None
+        if any(key[0] < 0 and key != RANDOM_DRAW for key in pos.products & factor.products):
+            # exp(-t) * (t[i + 1] - t[i]) over a linspace of times: a factor computed from the
+            # positions' own grid is a schedule, not frequencies (those index the channels).
+            return None
         kind = "alibi" if factor.has(Role.SLOPES) and not factor.has(Role.FREQS) else "rope"
         if factor.has(Role.FREQS) and pos.has(Role.ANGLES) and pos.recent and pos.recent <= self.guessed:
             # ``(t * scale) x inv_freq``: what an earlier product guessed to be angles (a grid
@@ -1489,7 +1493,8 @@ class Interpreter:
         roles = roles_from.roles if roles_from is not None else frozenset()
         if name == "linspace":
             roles = frozenset({Role.POSITIONS})
-        extra = dict(ndim=1, axis=-1, relative=False, thin=True) if name == "linspace" else {}
+        extra = dict(ndim=1, axis=-1, relative=False, thin=True,
+                     products=frozenset({grid_key(node)})) if name == "linspace" else {}
         if dtype is not None:
             return self.cast(tensor(Prec.UNKNOWN, roles=roles, **extra), dtype, node, node, frame, record=False)
         if name == "full" and len(args) > 1 and args[1].sort is Sort.PYINT:
@@ -1818,6 +1823,12 @@ def _const_int_value(value: Value) -> Optional[int]:
     if isinstance(key, tuple) and len(key) == 2 and key[0] == "const" and type(key[1]) is int:
         return key[1]
     return None
+
+
+def grid_key(node: ast.AST) -> tuple:
+    """In ``products``: the value is computed from the ``linspace`` made at ``node`` (a negative line)."""
+    key = node_key(node)
+    return (-key[0],) + key[1:]
 
 
 def _subclass_instance(fn: FunctionInfo, self_value: Optional[Value]) -> Optional[ClassInfo]:
