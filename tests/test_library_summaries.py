@@ -129,3 +129,27 @@ class Rotary(torch.nn.Module):
         return freqs.cos(), freqs.sin()
 """
     assert "POS103" in codes(source)
+
+
+def test_einops_einsum_takes_its_pattern_last():
+    # einops.einsum(*tensors, pattern): the positions are its first operand, so their dtype (the
+    # buffer's) is the finding, as with torch.einsum(pattern, *tensors).
+    source = """
+import torch
+from einops import einsum
+from torch import nn
+
+
+class Rotary(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim)))
+
+    def forward(self, x):
+        t = torch.arange(x.shape[1], device=x.device, dtype=self.inv_freq.dtype)
+        freqs = {product}
+        return freqs.cos(), freqs.sin()
+"""
+    einops_form = codes(source.format(product='einsum(t, self.inv_freq, "i, j -> i j")'))
+    torch_form = codes(source.format(product='torch.einsum("i, j -> i j", t, self.inv_freq)'))
+    assert einops_form == torch_form and "POS101" in einops_form

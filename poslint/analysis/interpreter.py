@@ -1504,7 +1504,10 @@ class Interpreter:
     def _matrix_product(self, name: str, node: ast.Call, args: List[Value], frame: Frame) -> Value:
         operands = list(zip(args, node.args))
         if name == "einsum":
-            operands = operands[1:]
+            # torch.einsum(pattern, *tensors); einops.einsum(*tensors, pattern)
+            last_is_pattern = bool(node.args) and isinstance(node.args[-1], ast.Constant) \
+                and isinstance(node.args[-1].value, str)
+            operands = operands[:-1] if last_is_pattern else operands[1:]
             if len(operands) == 1 and operands[0][0].sort is Sort.TUPLE:
                 elts = operands[0][1].elts if isinstance(operands[0][1], (ast.List, ast.Tuple)) else []
                 operands = list(zip(operands[0][0].payload, elts))
