@@ -254,3 +254,25 @@ def test_a_finding_at_the_linted_files_value_in_a_short_imported_module(tmp_path
                           cwd=project, capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
     assert [(d["location"]["row"], d["code"]) for d in json.loads(proc.stdout)] == [(77, "POS101")]
+
+
+@pytest.mark.parametrize("kind", ["nested function", "lambda"])
+def test_a_function_made_in_another_module_runs_in_that_modules_text(kind, tmp_path):
+    """A nested function or lambda that an imported module returns is called by the linted file;
+    it still runs on its own module's text: its nodes lie past the linted file's end, which raised
+    IndexError when they were read in the linted file's text (sglang's attention layers)."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    maker = ("    def attend(q, bias):\n        return torch.softmax(q + bias.to(dtype=q.dtype), dim=-1)\n"
+             "    return attend\n") if kind == "nested function" else \
+        "    return lambda q, bias: torch.softmax(q + bias.to(dtype=q.dtype), dim=-1)\n"
+    (package / "layers.py").write_text("import torch\n" + "\n" * 80 + "\n\ndef make_attention():\n" + maker)
+    (package / "model.py").write_text(
+        "import torch\nfrom pkg.layers import make_attention\n\n\ndef forward(q):\n"
+        "    positions = torch.arange(q.shape[-1])\n"
+        "    return make_attention()(q.float(), positions[None, :] * q.new_ones(8, 1)).cos()\n")
+    proc = subprocess.run([sys.executable, "-m", "poslint", "--no-cache", "--output-format", "json", "pkg/model.py"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert "internal error" not in proc.stderr, proc.stderr
+    assert proc.returncode in (0, 1), proc.stderr

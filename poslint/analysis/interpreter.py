@@ -523,8 +523,9 @@ class Interpreter:
             self._branches(frame, [stmt.orelse, []])
             self.exec_block(stmt.finalbody, frame)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # A nested function escapes with its home: called from another module, it still runs here.
             inner = FunctionInfo(stmt, f"{frame.function.qual}.{stmt.name}" if frame.function else stmt.name,
-                                 closure=frame.env, runtime=frame.runtime)
+                                 closure=frame.env, runtime=frame.runtime, home=self)
             inner.autocast_off = any(self.model.disables_autocast(d) for d in stmt.decorator_list)
             frame.env[stmt.name] = Value(sort=Sort.CALLABLE, payload=inner, payload_key=inner.qual)
         elif isinstance(stmt, getattr(ast, "Match", ())):
@@ -1018,7 +1019,8 @@ class Interpreter:
         return value
 
     def _eval_Lambda(self, node: ast.Lambda, frame: Frame) -> Value:
-        fn = FunctionInfo(node, "<lambda>", closure=frame.env, runtime=frame.runtime)
+        # Its home runs it: called from another module, it still runs on this module's text.
+        fn = FunctionInfo(node, "<lambda>", closure=frame.env, runtime=frame.runtime, home=self)
         return Value(sort=Sort.CALLABLE, payload=fn, payload_key=("lambda", node_key(node)))
 
     def _eval_BinOp(self, node: ast.BinOp, frame: Frame) -> Value:
