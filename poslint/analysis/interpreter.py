@@ -1164,11 +1164,11 @@ class Interpreter:
                 frame: Frame) -> Optional[Value]:
         """Record and return ``positions x factor``, or None when this is not such a product."""
         def factor_of(v: Value) -> bool:
+            if op == "/":  # positions / base ** (index / d): the divisor is the (inverted) frequency
+                return v is b
             return (v.has(Role.FREQS) or v.has(Role.SLOPES)) and v.sort in (Sort.TENSOR, Sort.OTHER, Sort.PYFLOAT)
 
         key = node_key(node)
-        if op == "/":  # positions / base ** (index / d)
-            factor_of = lambda v: v is b  # noqa: E731 - the divisor is the (inverted) frequency
         if factor_of(a) and not factor_of(b):
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
         elif factor_of(b) and not factor_of(a):
