@@ -105,3 +105,33 @@ def test_a_corrupt_or_unwritable_cache_changes_nothing(tmp_path):
     blocked = _run(tmp_path, "exception")
     assert (blocked.returncode, blocked.stdout) == (first.returncode, first.stdout), blocked.stderr
     assert "poslint: warning: " in blocked.stderr and "Traceback" not in blocked.stderr
+
+
+def _idle_worker(ready, work):
+    from poslint.engine.linter import LintOptions
+    from poslint.engine.parallel import _init_worker
+
+    _init_worker(LintOptions(codes=frozenset()), False, None)
+    ready.set()
+    work.get()  # as a pool's worker waits for its next task
+
+
+def test_an_idle_worker_exits_on_sigterm():
+    # A pool that broke because a worker was killed terminates the others and waits for them:
+    # one that only finished its file on SIGTERM and then waited for more work hung the run.
+    import multiprocessing
+    import signal
+
+    context = multiprocessing.get_context("fork")
+    ready, work = context.Event(), context.Queue()
+    process = context.Process(target=_idle_worker, args=(ready, work))
+    process.start()
+    try:
+        assert ready.wait(60)
+        os.kill(process.pid, signal.SIGTERM)
+        process.join(timeout=30)
+        assert process.exitcode == 128 + signal.SIGTERM
+    finally:
+        if process.is_alive():
+            process.kill()
+            process.join()

@@ -125,6 +125,10 @@ _OPTIONS: Optional[LintOptions] = None
 _WANT_DIGEST = False
 _STOP = None  # the run's multiprocessing Event: set when the run is interrupted
 _SIGNALLED = False  # this worker got SIGINT or SIGTERM
+_LINTING = False  # this worker is in the middle of a chunk
+_CHUNK_DONE = threading.Event()  # set when a signalled worker has finished its chunk
+# After a signalled worker finishes its chunk: time for the result to reach the parent before it exits.
+_RESULT_GRACE_S = 2.0
 
 
 def _init_worker(options: LintOptions, want_digest: bool, stop) -> None:
@@ -136,20 +140,39 @@ def _init_worker(options: LintOptions, want_digest: bool, stop) -> None:
 
 
 def _finish_this_file(signum, frame) -> None:
+    """Finish the file being linted, then exit. An idle worker exits at once: a pool that broke
+    (another worker was killed) terminates its workers and waits for them, and one left waiting
+    for work would wait for ever."""
     global _SIGNALLED
     _SIGNALLED = True
+    if not _LINTING:
+        os._exit(128 + signum)
+    threading.Thread(target=_exit_after_chunk, args=(signum,), daemon=True).start()
+
+
+def _exit_after_chunk(signum: int) -> None:
+    _CHUNK_DONE.wait()
+    threading.Event().wait(_RESULT_GRACE_S)  # the result is sent after the chunk returns
+    os._exit(128 + signum)
 
 
 def _lint_chunk(chunk: Sequence[Tuple[int, str]]) -> List[Tuple[int, Outcome]]:
+    global _LINTING
     out = []
-    for index, path in chunk:
-        if _SIGNALLED or (_STOP is not None and _STOP.is_set()):
-            break  # interrupted: the rest of the chunk is not linted, nor written
-        try:
-            out.append((index, _lint_one(path, _OPTIONS, _WANT_DIGEST)))
-        except Exception as exc:  # noqa: BLE001 - lint_file should not raise; never lose the run
-            out.append((index, (FileResult(path, internal_errors=[f"{path}: {type(exc).__name__}: {exc}"]),
-                                None, None)))
+    _LINTING = True
+    try:
+        for index, path in chunk:
+            if _SIGNALLED or (_STOP is not None and _STOP.is_set()):
+                break  # interrupted: the rest of the chunk is not linted, nor written
+            try:
+                out.append((index, _lint_one(path, _OPTIONS, _WANT_DIGEST)))
+            except Exception as exc:  # noqa: BLE001 - lint_file should not raise; never lose the run
+                out.append((index, (FileResult(path, internal_errors=[f"{path}: {type(exc).__name__}: {exc}"]),
+                                    None, None)))
+    finally:
+        _LINTING = False
+        if _SIGNALLED:
+            _CHUNK_DONE.set()
     return out
 
 
