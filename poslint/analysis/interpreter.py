@@ -94,7 +94,6 @@ class _Return(Exception):
 class ConfigDefaults:
     """The literal defaults of the class a parameter is annotated with (attribute -> number)."""
 
-    cls_name: str
     values: Dict[str, object]
 
 
@@ -180,6 +179,7 @@ class Interpreter:
         self.ran = True
         tree = self.facts.tree
         entries = self.model.entry_points()
+        inherited = self._inherited_construction()
         # Round 1 learns what each attribute holds; round 2 records facts with that knowledge.
         for recording in (False, True):
             self.recording = recording
@@ -192,7 +192,7 @@ class Interpreter:
             self.analyzed: Set[int] = set()
             for fn in entries:
                 self.call(fn, [], {}, None, None, standalone=True)
-            for cls, root in self._inherited_construction():
+            for cls, root in inherited:
                 # A base's constructor calls hooks that this subclass overrides.
                 self.call(root, [], {}, Value(sort=Sort.INSTANCE, payload=cls, payload_key=cls.name), None,
                           standalone=True)
@@ -311,14 +311,6 @@ class Interpreter:
         if value.origin is None and value.rounded is None:
             return value
         return value.with_(origin=moved(value.origin), rounded=moved(value.rounded))
-
-
-
-
-
-
-
-
 
     def _module_level(self, tree: ast.Module) -> None:
         frame = Frame(None, {}, runtime=False, autocast_off=False, default=self._default_dtype())
@@ -442,7 +434,7 @@ class Interpreter:
         defaults = literal_defaults(cls) if cls is not None else None
         if not defaults:
             return value
-        return value.with_(payload=ConfigDefaults(cls.name, defaults), payload_key=value.payload_key + (cls.name,))
+        return value.with_(payload=ConfigDefaults(defaults), payload_key=value.payload_key + (cls.name,))
 
     def _annotated_class(self, annotation: Optional[ast.AST]) -> Optional[ClassInfo]:
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
@@ -1126,7 +1118,6 @@ class Interpreter:
             value = self._creation(node, value, frame)
         return value
 
-
     def promote(self, left: Value, right: Value, node: ast.AST, frame: Frame, division: bool) -> Value:
         """torch's type promotion over the lattice (PRECISION.md section 3)."""
         tensors = [v for v in (left, right) if v.is_tensor]
@@ -1196,7 +1187,7 @@ class Interpreter:
             return None
         if factor.is_number and not pos.is_tensor:
             return None
-        if any(key[0] < 0 and key != RANDOM_DRAW for key in pos.products & factor.products):
+        if any(_is_grid_key(key) for key in pos.products & factor.products):
             # exp(-t) * (t[i + 1] - t[i]) over a linspace of times: a factor computed from the
             # positions' own grid is a schedule, not frequencies (those index the channels).
             return None
@@ -1834,6 +1825,10 @@ def grid_key(node: ast.AST) -> tuple:
     """In ``products``: the value is computed from the ``linspace`` made at ``node`` (a negative line)."""
     key = node_key(node)
     return (-key[0],) + key[1:]
+
+
+def _is_grid_key(key: tuple) -> bool:
+    return key[0] < 0 <= key[1]  # a grid_key (RANDOM_DRAW's column is negative too)
 
 
 def _subclass_instance(fn: FunctionInfo, self_value: Optional[Value]) -> Optional[ClassInfo]:

@@ -204,6 +204,8 @@ def _attributes_set(text: str) -> frozenset:
     for registered, set_by_name in _NAMED_STORE.findall(text):
         names.update(_IDENTIFIER.findall(registered + " " + set_by_name))
     return frozenset(names)
+
+
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n\\]|\\\n)*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+((?:[^\n\\#;]|\\\n)*)", re.M)
 

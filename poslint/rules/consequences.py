@@ -13,16 +13,15 @@ UNKNOWN_KIND = ("they keep 8 significant bits in bfloat16: integer positions col
 BF16_EXACT_UP_TO = 256
 
 
-def _bf16(k: int) -> int:
-    """``k`` rounded to bfloat16 (round to nearest, ties to even), as the bits of a float32."""
-    bits = struct.unpack("<I", struct.pack("<f", float(k)))[0]
+def _bf16(x: float) -> int:
+    """``x`` rounded to bfloat16 (round to nearest, ties to even), as its 16 bits."""
+    bits = struct.unpack("<I", struct.pack("<f", float(x)))[0]
     return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
 
 
 def _bf16_float(x: float) -> float:
-    """``x`` rounded to bfloat16 (round to nearest, ties to even)."""
-    bits = struct.unpack("<I", struct.pack("<f", x))[0]
-    return struct.unpack("<f", struct.pack("<I", ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16))[0]
+    """``x`` rounded to bfloat16, as a number."""
+    return struct.unpack("<f", struct.pack("<I", _bf16(x) << 16))[0]
 
 
 # Frequencies rounded to bfloat16 move angle k by k times their worst rounding: with head dim 128
@@ -30,6 +29,9 @@ def _bf16_float(x: float) -> float:
 ANGLE_ERROR_PER_POSITION = max(abs(f - _bf16_float(f)) for f in (10000.0 ** (-2 * i / 128) for i in range(64)))
 # An angle error below this is negligible (the audit's threshold: benchmarks/AUDIT.md).
 NEGLIGIBLE_ANGLE_ERROR = 0.03
+# What rounded frequencies do when the code does not say how many positions there are.
+ANGLE_ERROR_AT_8K = "the angle error reaches pi by position 8191 (head dim 128, base 10000)"
+ANGLE_ERROR_BY_818 = "the angle error passes 1 rad by position 818 (head dim 128, base 10000)"
 
 
 def rounded_frequencies(extent, unknown: str):
@@ -53,6 +55,7 @@ def distinct_positions(extent) -> str:
         return DISTINCT_BF16_8K
     distinct = len({_bf16(k) for k in range(extent)})
     return f"only {distinct} of its {extent} positions stay distinct in bfloat16"
+
 
 WHEN_16BIT = {
     Prec.LOW: "",

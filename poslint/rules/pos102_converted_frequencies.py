@@ -1,7 +1,7 @@
 from poslint.analysis import Prec
 from poslint.fix.blocks import float32_copy_fix, float32_site_fix, make_float32, module_tensor_name, torch_attr
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import rounded_frequencies, when
+from poslint.rules.consequences import ANGLE_ERROR_AT_8K, rounded_frequencies, when
 
 LOW_FACTOR = (Prec.CONVERTED, Prec.LOW, Prec.ACTIVATION)
 
@@ -126,7 +126,7 @@ class Rotary(torch.nn.Module):
             factor = product.factor
             if factor.prec not in LOW_FACTOR or factor.origin is None:
                 continue
-            consequence = rounded_frequencies(product.positions.extent, _AT_8K)
+            consequence = rounded_frequencies(product.positions.extent, ANGLE_ERROR_AT_8K)
             if consequence is None:
                 continue  # a grid this short turns rounded frequencies into a negligible angle error
             if factor.prec is Prec.CONVERTED:
@@ -141,6 +141,3 @@ class Rotary(torch.nn.Module):
                                        product.positions, "cast the frequencies to float32",
                                        torch_attr(facts, "float32")[1])
                 yield Finding(factor.origin.node, message, fix)
-
-
-_AT_8K = "the angle error reaches pi by position 8191 (head dim 128, base 10000)"

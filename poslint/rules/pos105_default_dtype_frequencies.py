@@ -2,7 +2,7 @@ from poslint.analysis import Prec, Role, node_key
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import rounded_frequencies
+from poslint.rules.consequences import ANGLE_ERROR_AT_8K, rounded_frequencies
 
 
 class DefaultDtypeFrequencies(Rule):
@@ -105,7 +105,7 @@ def frequencies(dim, base=10000.0):
             origin = creation.value.lost_precision()
             met = extents.get(node_key(creation.node))
             if creation.value.has(Role.FREQS) and origin is not None and origin.prec is Prec.DEFAULT and met:
-                consequence = rounded_frequencies(None if None in met else max(met), _AT_8K)
+                consequence = rounded_frequencies(None if None in met else max(met), ANGLE_ERROR_AT_8K)
                 if consequence is None:
                     continue  # every grid they meet is short enough for a negligible angle error
                 edits = make_float32(facts, origin.node)
@@ -114,6 +114,3 @@ def frequencies(dim, base=10000.0):
                 yield Finding(origin.node, f"frequencies take {origin.reason}; under a bfloat16 default dtype "
                                            f"they are rounded to 8 bits and {consequence}",
                               fix)
-
-
-_AT_8K = "the angle error reaches pi by position 8191 (head dim 128, base 10000)"

@@ -1,7 +1,7 @@
 from poslint.analysis import Prec
 from poslint.fix.blocks import float32_copy_fix, module_tensor_name
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import rounded_frequencies
+from poslint.rules.consequences import ANGLE_ERROR_BY_818, rounded_frequencies
 
 
 class RoundedFrequencyBuffer(Rule):
@@ -119,7 +119,7 @@ class Rotary(torch.nn.Module):
             rounded = product.factor.rounded
             if rounded is not None and rounded.prec is Prec.CONVERTED \
                     and product.factor.prec.is_float32_or_better:
-                consequence = rounded_frequencies(product.positions.extent, _BY_818)
+                consequence = rounded_frequencies(product.positions.extent, ANGLE_ERROR_BY_818)
                 if consequence is None:
                     continue  # a grid this short turns rounded frequencies into a negligible angle error
                 yield Finding(rounded.node,
@@ -127,6 +127,3 @@ class Rotary(torch.nn.Module):
                               f"has already rounded them for good; {consequence}",
                               float32_copy_fix(facts, module_tensor_name(rounded.reason),
                                                facts.reading_class(rounded.node)))
-
-
-_BY_818 = "the angle error passes 1 rad by position 818 (head dim 128, base 10000)"
