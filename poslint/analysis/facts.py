@@ -192,6 +192,9 @@ class ModuleFacts:
     filled_in_forward: Set[Tuple[str, str]] = field(default_factory=set)
     # Products first taken for angle products that turned out to scale the positions of a later one.
     superseded: Set[NodeKey] = field(default_factory=set)
+    # Products whose angles sit beside those of other position grids in one embedding (the x and
+    # y halves of a 2-D grid's): how many axes that grid has.
+    grid_axes: Dict[NodeKey, int] = field(default_factory=dict)
     # Each class of this file and its bases (in this file), nearest first.
     class_mro: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # Why float32 matmuls may run at reduced precision (TF32, or bfloat16 inside) in the project
@@ -220,6 +223,10 @@ class ModuleFacts:
             if product.kind == "rope" and node_key(product.node) not in self.superseded and (
                     product.positions.has(Role.POSITIONS) or node_key(product.node) in self.rotary_products):
                 yield product
+
+    def axes_of(self, product: Product) -> int:
+        """How many axes the grid of ``product``'s positions has: 1 for a sequence."""
+        return max(self.grid_axes.get(node_key(product.node), 1), product.positions.axes or 1)
 
     def alibi_products(self) -> Iterable[Product]:
         """ALiBi biases: slopes times recognised positions."""

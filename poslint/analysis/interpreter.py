@@ -15,6 +15,7 @@ It never imports or executes the code it reads.
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -651,8 +652,9 @@ class Interpreter:
         """``buf[:n] = v`` or ``buf.copy_(v)`` for a local tensor ``buf``: ``v`` now lives in it,
         in ``buf``'s dtype. Writing angles or a bias into a 16-bit tensor casts them."""
         current = frame.env[name.id]
+        self._note_grid_axes((current, value))
         written = current.with_(roles=current.roles | value.roles, products=current.products | value.products,
-                                recent=current.recent | value.recent,
+                                recent=current.recent | value.recent, grids=current.grids | value.grids,
                                 relative=value.relative if value.roles else current.relative)
         if value.roles and current.is_tensor and current.prec.may_be_16bit and not value.prec.may_be_16bit:
             self._record(Cast(node, value_node or node, value, written, frame.site()),
@@ -679,8 +681,9 @@ class Interpreter:
         if storage is None:
             return
         current = self.read_attr(attr_node, frame)
+        self._note_grid_axes((current, value))
         written = current.with_(roles=current.roles | value.roles, products=current.products | value.products,
-                                recent=current.recent | value.recent,
+                                recent=current.recent | value.recent, grids=current.grids | value.grids,
                                 relative=value.relative if value.roles else current.relative)
         self.store_attr(frame, attr_node.attr, storage, written, node, value_node)
 
@@ -721,6 +724,18 @@ class Interpreter:
             self._record(Store(node, cls.name, attr, storage, frame.env[f"self.{attr}"], value_node, frame.site(),
                                name_node),
                          ("store", node_key(node), storage, frame.env[f"self.{attr}"], frame.site()))
+
+    def _note_grid_axes(self, parts: Sequence[Value]) -> None:
+        """Angles (or their cos/sin) of position grids with nothing in common, put side by side in
+        one embedding (``cat([x.sin(), x.cos(), y.sin(), y.cos()])``, or written into slices of one
+        tensor): each product covers one axis of a grid with that many axes."""
+        rotary = [p for p in parts if p.recent and p.grids and p.roles & {Role.ANGLES, Role.TRIG, Role.ROTARY_COMPLEX}]
+        groups = {p.grids for p in rotary}
+        if len(groups) < 2 or any(a & b for a, b in itertools.combinations(groups, 2)):
+            return
+        for part in rotary:
+            for key in part.recent:
+                self.facts.grid_axes[key] = max(self.facts.grid_axes.get(key, 1), len(groups))
 
     def _record(self, fact, key) -> None:
         if not self.recording or key in self._seen_facts:
@@ -1209,7 +1224,9 @@ class Interpreter:
         roles = {Role.ANGLES if kind == "rope" else Role.BIAS}
         result = result.with_(roles=frozenset(roles), products=pos.products | factor.products | {key},
                               recent=frozenset({key}), relative=pos.relative if kind == "alibi" else None,
-                              ndim=None, axis=None, thin=pos.thin, is_complex=False)
+                              ndim=None, axis=None, thin=pos.thin, is_complex=False, grids=pos.grids)
+        if pos.axes:
+            self.facts.grid_axes[key] = max(self.facts.grid_axes.get(key, 1), pos.axes)
         self._record(Product(node, op, kind, pos, pos_node, factor, factor_node, result, frame.site()),
                      ("product", key, pos, factor, frame.site()))
         return result
@@ -1434,7 +1451,8 @@ class Interpreter:
         if name in CONCAT:
             items = args[0] if args else UNKNOWN
             if items.sort is Sort.TUPLE and isinstance(items.payload, tuple) and items.payload:
-                return _concatenated(items.payload)
+                self._note_grid_axes(items.payload)
+                return _concatenated(items.payload, stacked=name == "stack")
             if isinstance(items.payload, Value) and _is_list_of(items):  # cat([... for ...])
                 return items.payload.with_(ndim=None, axis=None)
             return items if items.is_tensor else UNKNOWN
@@ -1471,7 +1489,8 @@ class Interpreter:
     def _arange(self, node: ast.Call, args: List[Value], kwargs: Dict[str, Value], frame: Frame) -> Value:
         dtype = self._dtype_arg(kwargs, node)
         bounds = args + [kwargs[k] for k in ("start", "end", "step") if k in kwargs]
-        extra = dict(ndim=1, axis=-1, relative=False, thin=True, extent=_arange_extent(args, kwargs))
+        extra = dict(ndim=1, axis=-1, relative=False, thin=True, extent=_arange_extent(args, kwargs),
+                     grids=frozenset({node_key(node)}))
         base = tensor(Prec.INT, Origin.at(node, "integer arange"), roles=frozenset({Role.POSITIONS}), **extra)
         if dtype is not None:
             return self.cast(base, dtype, node, node, frame, record=False)
@@ -1486,8 +1505,8 @@ class Interpreter:
         roles = roles_from.roles if roles_from is not None else frozenset()
         if name == "linspace":
             roles = frozenset({Role.POSITIONS})
-        extra = dict(ndim=1, axis=-1, relative=False, thin=True,
-                     products=frozenset({grid_key(node)})) if name == "linspace" else {}
+        extra = dict(ndim=1, axis=-1, relative=False, thin=True, products=frozenset({grid_key(node)}),
+                     grids=frozenset({node_key(node)})) if name == "linspace" else {}
         if dtype is not None:
             return self.cast(tensor(Prec.UNKNOWN, roles=roles, **extra), dtype, node, node, frame, record=False)
         if name == "full" and len(args) > 1 and args[1].sort is Sort.PYINT:
@@ -1535,12 +1554,10 @@ class Interpreter:
                 self.facts.escaped.update(value.products)
 
     def _trace(self, node: ast.AST, a: Value, b: Value) -> frozenset:
-        """The sink trace of a product's result. A product of two tensors starts a new
-        quantity: a cast before it cast what it multiplied (positions), not angles."""
-        trace = candidate_trace(node, a, b)
-        if a.is_number or b.is_number:
-            return trace
-        return trace - self.cast_candidates
+        """The sink trace of a product's result. A product starts a new quantity: a cast before
+        it cast what it scaled (positions, a timestep that ``t * pi / 2`` turns into a phase),
+        not angles."""
+        return candidate_trace(node, a, b) - self.cast_candidates
 
     def _passed_on(self, a: Value, b: Value) -> frozenset:
         """The sink trace through a sum, difference or quotient: of two tensors, a new quantity
@@ -1630,6 +1647,7 @@ class Interpreter:
                                   roles=receiver.roles | {Role.POSITIONS} if counts else receiver.roles,
                                   prec=Prec.INT if receiver.prec in (Prec.UNKNOWN,) else receiver.prec,
                                   relative=False, axis=-1 if receiver.ndim is None else receiver.axis,
+                                  grids=frozenset({node_key(node)}) if counts else receiver.grids,
                                   recent=receiver.recent - self.cast_candidates)  # a count, not what was cast
             return self.cast(base, dtype, node, receiver_node, frame, record=False) if dtype else base
         if name in NEW_TENSOR_METHODS:
@@ -1927,10 +1945,14 @@ def merge_all(values: Iterable[Value]) -> Value:
     return out
 
 
-def _concatenated(parts: Sequence[Value]) -> Value:
+def _concatenated(parts: Sequence[Value], stacked: bool = False) -> Value:
     """``cat``/``stack`` of ``parts``: roles merge, and the dtype follows type promotion, so a
-    float32 part makes the result float32 (the 16-bit parts stay rounded)."""
+    float32 part makes the result float32 (the 16-bit parts stay rounded). Stacked position grids
+    with nothing in common (``stack([x, y], -1)``) are the coordinates of a grid with that many axes."""
     merged = merge_all(parts).with_(ndim=None, axis=None)
+    groups = {p.grids for p in parts if p.grids and p.has(Role.POSITIONS)}
+    if stacked and len(groups) > 1 and not any(a & b for a, b in itertools.combinations(groups, 2)):
+        merged = merged.with_(axes=len(groups))
     tensors = [p for p in parts if p.is_tensor]
     for prec in (Prec.F64, Prec.F32):
         widest = next((p for p in tensors if p.prec is prec), None)

@@ -109,6 +109,10 @@ class Value:
     thin: Optional[bool] = None
     # A grid of literal size: its positions are integers below this bound.
     extent: Optional[int] = None
+    # The position grids (their creation sites) these positions come from; and, for positions
+    # stacked from grids of different axes (an image's x and y), how many axes they span.
+    grids: FrozenSet[Tuple[int, int, int, int]] = frozenset()
+    axes: Optional[int] = None
     # Product and creation sites (keys) this value derives from.
     products: FrozenSet[Tuple[int, int, int, int]] = frozenset()
     # The most recent product sites only: what cos/sin of this value confirms as rotary.
@@ -193,6 +197,8 @@ def merge(a: Value, b: Value) -> Value:
         # A grid that is full [.., S, S] on some path may be full.
         thin=a.thin if a.thin == b.thin else (False if False in (a.thin, b.thin) else None),
         extent=max(a.extent, b.extent) if a.extent is not None and b.extent is not None else None,
+        grids=a.grids | b.grids,
+        axes=a.axes if a.axes == b.axes else None,
         products=a.products | b.products,
         recent=a.recent | b.recent,
         payload=payload,

@@ -68,7 +68,7 @@ NEW_TENSOR_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"
 
 LIKE = frozenset({"ones_like", "zeros_like", "empty_like", "full_like", "rand_like", "randn_like"})
 
-CONCAT = frozenset({"cat", "stack", "hstack", "vstack", "dstack", "column_stack"})
+CONCAT = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack"})
 
 # Module methods that hold a tensor under a name, and the storage they give it.
 MODULE_REGISTRATIONS = {"register_buffer": "buffer", "register_parameter": "parameter"}

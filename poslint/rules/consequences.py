@@ -34,6 +34,22 @@ ANGLE_ERROR_AT_8K = "the angle error reaches pi by position 8191 (head dim 128, 
 ANGLE_ERROR_BY_818 = "the angle error passes 1 rad by position 818 (head dim 128, base 10000)"
 
 
+# How many positions a grid is assumed to hold when the code does not say.
+ASSUMED_POSITIONS = 8192
+
+
+def grid_extent(facts, product):
+    """The extent of ``product``'s positions and the words for what it assumes: a literal grid's
+    own; for one axis of a grid of several (an image's rows and columns) sized at run time, the
+    side of such a grid of the assumed 8192 positions in all; else None (8192 in a row)."""
+    extent = product.positions.extent
+    axes = facts.axes_of(product)
+    if extent is not None or axes < 2:
+        return extent, ""
+    side = math.ceil(ASSUMED_POSITIONS ** (1 / axes))
+    return side, f"; a {axes}-axis grid of {ASSUMED_POSITIONS} positions ({side} per axis) is assumed"
+
+
 def rounded_frequencies(extent, unknown: str):
     """What frequencies rounded to bfloat16 do to the angles of positions 0..extent-1: ``unknown``
     when the code does not say how many positions there are, None when the error is negligible,

@@ -1,7 +1,7 @@
 from poslint.analysis import Role
 from poslint.fix.blocks import float32_site_fix, make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import BF16_EXACT_UP_TO, UNKNOWN_KIND, distinct_positions, when
+from poslint.rules.consequences import BF16_EXACT_UP_TO, UNKNOWN_KIND, distinct_positions, grid_extent, when
 
 
 class LowPrecisionPositions(Rule):
@@ -25,7 +25,10 @@ class LowPrecisionPositions(Rule):
     (`torch.arange(24 * 24)`), or the default of the configuration class a parameter is annotated
     with (`config.image_size // config.patch_size`, `config.max_position_embeddings`). Then it
     counts that grid's distinct values, and a grid of at most
-    257 positions, exact in bfloat16, is not reported. Default-dtype findings are made only in
+    257 positions, exact in bfloat16, is not reported. One axis of an image's grid sized at run
+    time (row and column positions whose angles are concatenated, written into alternate
+    channels, or stacked as coordinates) is assumed to hold 91 positions, a 91 x 91 grid of 8192
+    in all, and so is exact: the rows and columns of a feature map raise nothing here. Default-dtype findings are made only in
     construction code (where loaders set a 16-bit default) and in code of unknown phase.
 
     ## Example
@@ -118,9 +121,9 @@ class Rotary(torch.nn.Module):
 
     def check(self, facts):
         for product in facts.rope_products():
-            extent = product.positions.extent
+            extent, _ = grid_extent(facts, product)
             if extent is not None and extent <= BF16_EXACT_UP_TO + 1:
-                continue  # a literal grid this small is exact in 16 bits
+                continue  # a grid this small (literal, or one axis of an image's) is exact in 16 bits
             # Positions known only as what a rotary product multiplies (an input) may be integers
             # or coordinates: the message says what 16 bits do to each.
             consequence = distinct_positions(extent) if product.positions.has(Role.POSITIONS) else UNKNOWN_KIND

@@ -1,7 +1,7 @@
 from poslint.analysis import Prec
 from poslint.fix.blocks import float32_copy_fix, float32_site_fix, make_float32, module_tensor_name, torch_attr
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import ANGLE_ERROR_AT_8K, rounded_frequencies, when
+from poslint.rules.consequences import ANGLE_ERROR_AT_8K, grid_extent, rounded_frequencies, when
 
 LOW_FACTOR = (Prec.CONVERTED, Prec.LOW, Prec.ACTIVATION)
 
@@ -126,9 +126,11 @@ class Rotary(torch.nn.Module):
             factor = product.factor
             if factor.prec not in LOW_FACTOR or factor.origin is None:
                 continue
-            consequence = rounded_frequencies(product.positions.extent, ANGLE_ERROR_AT_8K)
+            extent, assumed = grid_extent(facts, product)
+            consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K)
             if consequence is None:
                 continue  # a grid this short turns rounded frequencies into a negligible angle error
+            consequence += assumed
             if factor.prec is Prec.CONVERTED:
                 message = (f"frequencies from {factor.origin.reason} enter the angle product unconverted; "
                            f"model.to(torch.bfloat16) rounds them, and {consequence}")

@@ -4,7 +4,7 @@ from poslint.analysis import Prec
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import atom, enclosing_statement, replace, simple_name, torch_attr, wrap_in_block
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import BF16_EXACT_UP_TO, distinct_positions, rounded_frequencies
+from poslint.rules.consequences import BF16_EXACT_UP_TO, distinct_positions, grid_extent, rounded_frequencies
 
 LOWERED_ON_CPU_TOO = frozenset({"matmul", "@", "mm", "bmm", "baddbmm", "addbmm", "addmm", "linear"})
 
@@ -125,11 +125,12 @@ def rope(x, inv_freq):
                 continue
             if product.positions.prec is Prec.F64 and product.factor.prec is Prec.F64:
                 continue
-            extent = product.positions.extent
+            extent, assumed = grid_extent(facts, product)
             if extent is not None and extent <= BF16_EXACT_UP_TO + 1:
                 consequence = rounded_frequencies(extent, "")  # exact positions: only the frequencies round
                 if consequence is None:
                     continue
+                consequence += assumed
             else:
                 consequence = distinct_positions(extent).replace(" in bfloat16", "")
             where = "CUDA and CPU" if product.op in LOWERED_ON_CPU_TOO else "CUDA"

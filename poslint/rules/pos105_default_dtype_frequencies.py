@@ -2,7 +2,7 @@ from poslint.analysis import Prec, Role, node_key
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import ANGLE_ERROR_AT_8K, rounded_frequencies
+from poslint.rules.consequences import ANGLE_ERROR_AT_8K, grid_extent, rounded_frequencies
 
 
 class DefaultDtypeFrequencies(Rule):
@@ -100,14 +100,16 @@ def frequencies(dim, base=10000.0):
         extents = {}  # creation key -> the positions' extents of the products it meets
         for product in facts.rope_products():
             for key in product.factor.products:
-                extents.setdefault(key, []).append(product.positions.extent)
+                extents.setdefault(key, []).append(grid_extent(facts, product))
         for creation in facts.creations:
             origin = creation.value.lost_precision()
             met = extents.get(node_key(creation.node))
             if creation.value.has(Role.FREQS) and origin is not None and origin.prec is Prec.DEFAULT and met:
-                consequence = rounded_frequencies(None if None in met else max(met), ANGLE_ERROR_AT_8K)
+                extent, assumed = (None, "") if any(e is None for e, _ in met) else max(met)
+                consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K)
                 if consequence is None:
                     continue  # every grid they meet is short enough for a negligible angle error
+                consequence += assumed
                 edits = make_float32(facts, origin.node)
                 fix = Fix(tuple(edits), "safe", "compute the frequencies in float32", torch_attr(facts, "float32")[1]) \
                     if edits else None

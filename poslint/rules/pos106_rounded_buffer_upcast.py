@@ -1,7 +1,7 @@
 from poslint.analysis import Prec
 from poslint.fix.blocks import float32_copy_fix, module_tensor_name
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import ANGLE_ERROR_BY_818, rounded_frequencies
+from poslint.rules.consequences import ANGLE_ERROR_BY_818, grid_extent, rounded_frequencies
 
 
 class RoundedFrequencyBuffer(Rule):
@@ -119,9 +119,11 @@ class Rotary(torch.nn.Module):
             rounded = product.factor.rounded
             if rounded is not None and rounded.prec is Prec.CONVERTED \
                     and product.factor.prec.is_float32_or_better:
-                consequence = rounded_frequencies(product.positions.extent, ANGLE_ERROR_BY_818)
+                extent, assumed = grid_extent(facts, product)
+                consequence = rounded_frequencies(extent, ANGLE_ERROR_BY_818)
                 if consequence is None:
                     continue  # a grid this short turns rounded frequencies into a negligible angle error
+                consequence += assumed
                 yield Finding(rounded.node,
                               f"frequencies from {rounded.reason} are upcast at use, but model.to(torch.bfloat16) "
                               f"has already rounded them for good; {consequence}",
