@@ -1354,7 +1354,8 @@ class Interpreter:
         if module in ("math", "numpy", "np"):
             if name in ("log", "log2", "log10", "sqrt", "exp", "pow", "floor", "ceil"):
                 roles = frozenset({Role.POW2}) if name == "pow" and args and args[0].payload_key in (
-                    ("const", 2), ("const", 2.0)) else frozenset()
+                    ("const", 2), ("const", 2.0)) else frozenset({Role.LOGARITHM}) if name.startswith("log") \
+                    else frozenset()
                 return Value(sort=Sort.PYFLOAT if name not in ("floor", "ceil") else Sort.PYINT, roles=roles)
             return UNKNOWN
         if qual in LIBRARY:
@@ -1503,10 +1504,14 @@ class Interpreter:
     def _creation_value(self, node, name, args, kwargs, frame, roles_from, default_reason) -> Value:
         dtype = self._dtype_arg(kwargs, node)
         roles = roles_from.roles if roles_from is not None else frozenset()
-        if name == "linspace":
+        log_spaced = name == "linspace" and any(bound.has(Role.LOGARITHM) for bound in args[:2])
+        if log_spaced:
+            # linspace(log(lo), log(hi), n): exponents, whose exp is a geometric sequence of frequencies
+            roles = frozenset({Role.LOGARITHM})
+        elif name == "linspace":
             roles = frozenset({Role.POSITIONS})
         extra = dict(ndim=1, axis=-1, relative=False, thin=True, products=frozenset({grid_key(node)}),
-                     grids=frozenset({node_key(node)})) if name == "linspace" else {}
+                     grids=frozenset({node_key(node)})) if name == "linspace" and not log_spaced else {}
         if dtype is not None:
             return self.cast(tensor(Prec.UNKNOWN, roles=roles, **extra), dtype, node, node, frame, record=False)
         if name == "full" and len(args) > 1 and args[1].sort is Sort.PYINT:
@@ -1603,6 +1608,9 @@ class Interpreter:
             return self.cast(receiver, self.dtype_of(other, other_node, frame), node, receiver_node, frame)
         if name in TRIG:
             return self.trig(node, receiver, frame, name)
+        if name == "exp" and receiver.has(Role.LOGARITHM) and receiver.is_tensor:
+            value = self._float_op(receiver, node, frame).with_(roles=frozenset({Role.FREQS}))
+            return self._creation(node, value, frame)
         if name in ("exp", "exp2") and (receiver.has(Role.POSITIONS) or receiver.has(Role.FREQ_INDEX)):
             if name == "exp" and not receiver.has(Role.NEGATIVE):
                 # exp(index * c) grows (log-spaced bins, schedules): frequencies only once inverted.

@@ -57,6 +57,7 @@ class Role(enum.Enum):
     GROWTH = "growing scale"  # base ** index with a non-negative exponent: frequencies once inverted
     GROWTH2 = "growing power of two"  # 2 ** index: ALiBi slopes once inverted, else a feature scale
     NEGATIVE = "negated"  # a negated number or index: its exponential decays
+    LOGARITHM = "logarithm"  # math.log(x), or a linspace between logarithms: its exp is a geometric sequence
 
 
 class Sort(enum.Enum):
