@@ -5,9 +5,10 @@ Usage, from the root of the project being linted: ``python benchmarks/project_br
 [POSLINT OPTIONS] FILES...`` (for instance ``-j1 --no-cache $(cat files.txt)``). It runs poslint in
 this process, with the project-wide analysis's entry points timed, and prints on stderr: the CPU
 seconds spent loading imported modules (parse, object model, module level), in the project
-prefilter (and its definition index), in imported modules' own runs, the whole run, the peak RSS,
-how many modules were loaded (and loaded again after being dropped), and how many parses the index
-and the units made. A script, not a test: the figures depend on the machine.
+prefilter (and its definition index: outlining or parsing modules, and reading the texts of the
+definitions asked for), in imported modules' own runs, the whole run, the peak RSS, how many
+modules were loaded (and loaded again after being dropped), and how many parses the index and the
+units made. A script, not a test: the figures depend on the machine.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ project.Project._load = counted_load(project.Project._load)
 project.parse_module = counted_parse(project.parse_module)
 timed(project.Project, "_load", "loading imported modules")
 timed(imports.ProjectFiles, "imports_may_matter", "project prefilter")
-timed(imports, "_top_level", "  of which the definition index")
+timed(imports, "_module_index", "  of which indexing modules (outlines or parses)")
+timed(imports._ModuleIndex, "definition", "  of which their definitions' texts")
 timed(Interpreter, "run", "imported modules' own runs", when=lambda self: not self.follows_imports)
 
 

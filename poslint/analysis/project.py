@@ -129,6 +129,11 @@ class Project:
             self.consulted.add(found.path)
         return found
 
+    def tree_at_hand(self, path: str, text: str) -> Optional[ast.Module]:
+        """The tree of the module file at ``path`` holding ``text`` if one was parsed lately."""
+        known = self._trees.get(path)
+        return known[1] if known is not None and known[0] == text else None
+
     def parsed(self, path: str, text: str) -> ast.Module:
         """The indexed tree of the module file at ``path`` holding ``text``: parsed once for the
         project prefilter's index and the unit both (a tree depends on the text alone). Raises

@@ -21,6 +21,7 @@ it imports from the project may carry a role (see its docstring).
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from poslint.analysis.object_model import flattened
 from poslint.analysis.project import MAX_REEXPORTS, Project, package_of
 from poslint.core.source import SourceText, UndecodableSource
 from poslint.engine.files import read_source
+from poslint.engine.outline import ClassOutline, Outline, outline
 from poslint.engine.prefilter import may_have_findings
 
 # Files larger than this are not read as modules of the project (generated tables, vendored blobs).
@@ -85,6 +87,7 @@ class ProjectFiles:
         self.project = Project(self, may_have_findings)
         self._found: Dict[Tuple[Tuple[str, ...], str], Optional[str]] = {}
         self._texts: Dict[str, Tuple[Tuple[int, int], Optional[str]]] = {}
+        self._directories: Dict[Tuple[Tuple[str, ...], str], bool] = {}  # whether a module may have submodules
         self.read: Set[str] = set()  # the module files read for the current host: what its result depends on
         self.host: Tuple[Optional[str], bool] = (None, False)  # its module name, and whether it is a package
         # (roots, module, name) -> whether the name may carry a role (see imports_may_matter)
@@ -140,6 +143,23 @@ class ProjectFiles:
             return None
         self.read.add(os.path.abspath(path))
         return path, text, path.endswith("__init__.py")
+
+    def tree(self, path: str, text: str, parse: bool) -> Optional[ast.Module]:
+        """The tree of a module file: the one at hand (a unit's, or parsed lately) or, when
+        ``parse`` is set, parsed now; None when there is none or it does not parse."""
+        if not parse:
+            return self.project.tree_at_hand(path, text)
+        try:
+            return self.project.parsed(path, text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+    def has_submodule(self, module: str, name: str) -> bool:
+        """Whether the project has a module ``<module>.<name>``."""
+        key = (self.roots, module)
+        if key not in self._directories:
+            self._directories[key] = any(os.path.isdir(os.path.join(root, *module.split("."))) for root in self.roots)
+        return self._directories[key] and self._locate(f"{module}.{name}") is not None
 
     def display(self, path: str) -> str:
         rel = os.path.relpath(os.path.abspath(path), self.display_root)
@@ -275,10 +295,13 @@ class _Definitions:
         path, text, is_package = found
         if not name:
             return may_have_findings(text)
-        definitions = _top_level(path, text, package_of(module, is_package), self.files.project.parsed)
-        if name not in definitions:
+        index = _module_index(path, text, package_of(module, is_package), self.files.tree)
+        if name not in index.names:
             return self.module_matters(f"{module}.{name}")
-        return definitions[name]
+        if index.from_text and self.files.has_submodule(module, name) and not index.parses(self.files, path, text):
+            # The tree would have defined nothing: the name is the submodule, as the outline cannot tell.
+            return self.module_matters(f"{module}.{name}")
+        return index.definition(name, text)
 
     def _search(self, module: str, name: str, visited: Set[tuple]) -> bool:
         key = (self.files.roots, module, name)
@@ -339,71 +362,125 @@ class _Definition:
     bases: Tuple[Tuple[str, str], ...] = ()
 
 
-# (path, text hash) -> name -> its _Definition
-_TOP_LEVEL_CACHE: Dict[Tuple[str, int], Dict[str, _Definition]] = {}
+class _ModuleIndex:
+    """The top-level names of one module text and where they are defined (its :class:`Outline`),
+    with each name's :class:`_Definition` made when it is first asked for: a search reads few
+    of a module's definitions. ``from_text``: the outline was read from the text, not the tree."""
+
+    def __init__(self, outline: Outline, from_text: bool, this_module: str, package: str):
+        self.outline = outline
+        self.from_text = from_text
+        self.this_module = this_module
+        self.imported: Dict[str, Tuple[str, str]] = {}
+        for alias, (level, module, name) in outline.imported.items():
+            absolute = absolute_module(ast.ImportFrom(module=module, names=[], level=level), package)
+            if absolute is not None:
+                self.imported[alias] = (absolute, name)
+        self.names = set(outline.own) | set(self.imported)
+        self._made: Dict[str, _Definition] = {}
+        self._parses: Optional[bool] = None
+
+    def parses(self, files: "ProjectFiles", path: str, text: str) -> bool:
+        if self._parses is None:
+            self._parses = files.tree(path, text, True) is not None
+        return self._parses
+
+    def definition(self, name: str, text: str) -> _Definition:
+        """The :class:`_Definition` of ``name`` (one of :attr:`names`) in ``text``, the text indexed."""
+        made = self._made.get(name)
+        if made is None:
+            made = self._made[name] = self._make(name, _lines_of(text))
+        return made
+
+    def _make(self, name: str, lines: List[str]) -> _Definition:
+        own, imported = self.outline.own, self.imported
+
+        def source(span: Tuple[int, int]) -> str:
+            return "".join(lines[span[0] - 1:span[1]])
+
+        def pairs(spans: Iterable[Tuple[int, int]]) -> Tuple[Tuple[str, str], ...]:
+            # Every identifier of the text, strings and comments included: it can only mention more.
+            mentioned = {word for span in spans for word in _IDENTIFIER.findall(source(span))}
+            return tuple(imported[m] if m in imported else (self.this_module, m)
+                         for m in sorted(mentioned) if m != name and (m in own or m in imported))
+
+        found = own.get(name)
+        if found is None:
+            return _Definition(None, (imported[name],))
+        if isinstance(found, ClassOutline):
+            members = {method: _Member(may_have_findings(source(span)), pairs([span]),
+                                       frozenset(_SELF_ATTRIBUTE.findall(source(span))),
+                                       _attributes_set(source(span))) for method, span in found.methods}
+            members[""] = _Member(any(may_have_findings(source(s)) for s in found.rest), pairs(found.rest),
+                                  frozenset())
+            bases = pairs(found.bases)
+            return _Definition(any(m.verdict for m in members.values()),
+                               tuple(p for m in members.values() for p in m.mentioned) + bases, members, bases)
+        return _Definition(may_have_findings(source(found)), pairs([found]))
 
 
-def _top_level(path: str, text: str, package: str,
-               parse: Callable[[str, str], ast.Module]) -> Dict[str, _Definition]:
-    """The :class:`_Definition` of each name a module defines or imports at top level; ``parse``
-    gives the module's tree (the one its unit reads too)."""
-    key = (path, hash(text))
-    if key in _TOP_LEVEL_CACHE:
-        return _TOP_LEVEL_CACHE[key]
-    if len(_TOP_LEVEL_CACHE) >= MAX_DEFINITION_INDEXES:
-        _TOP_LEVEL_CACHE.clear()
-    try:
-        tree = parse(path, text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = ast.Module(body=[], type_ignores=[])
-    lines = text.splitlines(keepends=True)
-    own: Dict[str, ast.AST] = {}
-    imported: Dict[str, Tuple[str, str]] = {}
+@functools.lru_cache(maxsize=16)
+def _lines_of(text: str) -> List[str]:
+    return text.splitlines(keepends=True)
+
+
+def tree_outline(tree: ast.Module) -> Outline:
+    """The :class:`Outline` of a parsed module (what :func:`~poslint.engine.outline.outline`
+    gives from its text)."""
+    own: Dict[str, object] = {}
+    imported: Dict[str, Tuple[int, Optional[str], str]] = {}
     for node in flattened(tree.body):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            own[node.name] = node
+        if isinstance(node, ast.ClassDef):
+            methods = [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            own[node.name] = ClassOutline(
+                _span(node), tuple({m.name: _span(m) for m in methods}.items()),
+                tuple(_span(s) for s in node.body if s not in methods), tuple(map(_span, node.bases)))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            own[node.name] = _span(node)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
                 for leaf in ast.walk(target):
                     if isinstance(leaf, ast.Name):
-                        own[leaf.id] = node
+                        own[leaf.id] = _span(node)
         elif isinstance(node, ast.ImportFrom):
-            module = absolute_module(node, package)
             for alias in node.names:
-                if module is not None and alias.name != "*":
-                    imported[alias.asname or alias.name] = (module, alias.name)
+                if alias.name != "*":
+                    imported[alias.asname or alias.name] = (node.level, node.module, alias.name)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
-                    imported[alias.asname] = (alias.name, "")
+                    imported[alias.asname] = (0, alias.name, "")
+    return Outline(own, imported)
+
+
+def _span(node: ast.AST) -> Tuple[int, int]:
+    return node.lineno, node.end_lineno
+
+
+# (path, text hash) -> its index
+_INDEXES: Dict[Tuple[str, int], _ModuleIndex] = {}
+
+
+def _module_index(path: str, text: str, package: str,
+                  parsed: Callable[[str, str, bool], Optional[ast.Module]]) -> _ModuleIndex:
+    """The :class:`_ModuleIndex` of a module: from its text (:func:`outline`), else from its tree;
+    ``parsed`` gives the tree when one is at hand without parsing (a unit's) and when asked to
+    parse. A module that does not parse defines nothing."""
+    key = (path, hash(text))
+    if key in _INDEXES:
+        return _INDEXES[key]
+    if len(_INDEXES) >= MAX_DEFINITION_INDEXES:
+        _INDEXES.clear()
     this_module = _module_name(package, path)
-
-    def pairs(nodes: Iterable[ast.AST], skip: str = "") -> Tuple[Tuple[str, str], ...]:
-        # Every identifier of the text, strings and comments included: it can only mention more.
-        mentioned = {word for node in nodes for word in _IDENTIFIER.findall(source(node))}
-        return tuple(imported[m] if m in imported else (this_module, m)
-                     for m in sorted(mentioned) if m != skip and (m in own or m in imported))
-
-    def source(node: ast.AST) -> str:
-        return "".join(lines[node.lineno - 1:node.end_lineno])
-
-    out: Dict[str, _Definition] = {}
-    for name, node in own.items():
-        if isinstance(node, ast.ClassDef):
-            methods = [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-            rest = [s for s in node.body if s not in methods]
-            members = {m.name: _Member(may_have_findings(source(m)), pairs([m], name), frozenset(_SELF_ATTRIBUTE.findall(source(m))),
-                                       _attributes_set(source(m))) for m in methods}
-            members[""] = _Member(any(may_have_findings(source(s)) for s in rest), pairs(rest, name), frozenset())
-            bases = pairs(node.bases, name)
-            out[name] = _Definition(any(m.verdict for m in members.values()),
-                                    tuple(p for m in members.values() for p in m.mentioned) + bases, members, bases)
-        else:
-            out[name] = _Definition(may_have_findings(source(node)), pairs([node], name))
-    for name, target in imported.items():
-        out.setdefault(name, _Definition(None, (target,)))
-    _TOP_LEVEL_CACHE[key] = out
-    return out
+    tree = parsed(path, text, False)
+    found = outline(text) if tree is None else None
+    if found is not None:
+        index = _ModuleIndex(found, True, this_module, package)
+    else:
+        tree = tree or parsed(path, text, True)
+        index = _ModuleIndex(tree_outline(tree or ast.Module(body=[], type_ignores=[])), False, this_module, package)
+    _INDEXES[key] = index
+    return index
 
 
 def _module_name(package: str, path: str) -> str:
