@@ -107,7 +107,8 @@ def test_typing_cast_returns_its_value():
 
 def test_every_entry_says_what_source_it_was_checked_against():
     for qual, summary in LIBRARY.items():
-        assert summary.effect in ("preserves", "returns-last", "applies-rotary", "rope-init", "rope-init-table"), qual
+        assert summary.effect in ("preserves", "returns-last", "applies-rotary", "rope-init", "rope-init-table",
+                                  "multiplies", "contracts"), qual
         assert any(ch.isdigit() for ch in summary.checked) and ".py" in summary.checked, qual
 
 
@@ -153,3 +154,30 @@ class Rotary(nn.Module):
     einops_form = codes(source.format(product='einsum(t, self.inv_freq, "i, j -> i j")'))
     torch_form = codes(source.format(product='torch.einsum("i, j -> i j", t, self.inv_freq)'))
     assert einops_form == torch_form and "POS101" in einops_form
+
+
+def test_einx_multiply_and_dot_are_the_torch_products():
+    # einx.multiply(pattern, a, b) is a broadcast `*`, einx.dot(pattern, a, b) an einsum: the same
+    # findings as the torch spellings, the autocast one (POS103) only for the contraction.
+    source = """
+import einx
+import torch
+from torch import nn
+
+
+class Rotary(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim)))
+
+    def forward(self, x):
+        t = torch.arange(x.shape[1], device=x.device, dtype=self.inv_freq.dtype)
+        freqs = {product}
+        return freqs.cos(), freqs.sin()
+"""
+    multiplied = codes(source.format(product='einx.multiply("i, j -> i j", t, self.inv_freq)'))
+    assert multiplied == codes(source.format(product="t[:, None] * self.inv_freq[None, :]"))
+    assert {"POS101", "POS102"} <= set(multiplied) and "POS103" not in multiplied
+    contracted = codes(source.format(product='einx.dot("i, j -> i j", t, self.inv_freq)'))
+    assert contracted == codes(source.format(product='torch.einsum("i, j -> i j", t, self.inv_freq)'))
+    assert "POS103" in contracted

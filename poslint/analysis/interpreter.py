@@ -1314,7 +1314,7 @@ class Interpreter:
             if key == "builtin.range":
                 return Value(sort=Sort.OTHER, payload_key="range")
             if isinstance(key, tuple) and key[0] == "library":
-                return self.library_call(key[1], node, args)
+                return self.library_call(key[1], node, args, frame)
             if isinstance(key, tuple) and key[0] == "qual":
                 return self.torch_function(key[1], node, args, kwargs, frame, callee)
         if isinstance(callee.payload, _MethodOf):
@@ -1359,7 +1359,7 @@ class Interpreter:
                 return Value(sort=Sort.PYFLOAT if name not in ("floor", "ceil") else Sort.PYINT, roles=roles)
             return UNKNOWN
         if qual in LIBRARY:
-            return self.library_call(LIBRARY[qual].effect, node, args)
+            return self.library_call(LIBRARY[qual].effect, node, args, frame)
         if not qual.startswith("torch") and not qual.startswith("einops"):  # einops.einsum is torch's
             return UNKNOWN
         if name in ("set_default_dtype", "set_default_tensor_type") and args:
@@ -1471,9 +1471,18 @@ class Interpreter:
         receiver = args[0] if args else UNKNOWN
         return self.tensor_method(name, receiver, node, args[1:], kwargs, frame, function_form=True)
 
-    def library_call(self, effect: str, node: ast.Call, args: List[Value]) -> Value:
+    def library_call(self, effect: str, node: ast.Call, args: List[Value], frame: Frame) -> Value:
         """A call of a third-party helper, by its summary (poslint.analysis.library_summaries)."""
         first = args[0] if args else UNKNOWN
+        if effect in ("multiplies", "contracts") and len(args) == 3 and len(node.args) == 3:
+            # einx.multiply("b, d -> b d", t, inv_freq): the pattern, then the two operands
+            (a, b), (a_node, b_node) = args[1:], node.args[1:]
+            op = "*" if effect == "multiplies" else "einsum"
+            product = self.product(node, op, a, a_node, b, b_node, frame)
+            if product is not None:
+                return product
+            # Not (yet) an angle product: its trace lets a later cos/sin confirm it as one.
+            return merge(a, b).with_(sort=Sort.TENSOR, roles=frozenset(), recent=self._trace(node, a, b))
         if effect == "preserves":
             return first
         if effect == "returns-last":

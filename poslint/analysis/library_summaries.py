@@ -11,7 +11,11 @@ Effects:
   with no positional role;
 * ``rope-init``: returns ``(inv_freq, attention_factor)``: float32 RoPE frequencies and a
   Python float;
-* ``rope-init-table``: a mapping whose values are ``rope-init`` functions.
+* ``rope-init-table``: a mapping whose values are ``rope-init`` functions;
+* ``multiplies``: ``(pattern, a, b)``: the elementwise product of ``a`` and ``b``, broadcast as the
+  pattern says (``torch.multiply``; autocast does not lower it);
+* ``contracts``: ``(pattern, a, b)``: a contraction that runs as ``torch.einsum``/``matmul``, which
+  autocast lowers.
 """
 
 from __future__ import annotations
@@ -33,12 +37,16 @@ _ROPE = ("transformers 4.57.1 and 5.24.0, transformers/modeling_rope_utils.py: e
          "builds inv_freq from torch.arange(..., dtype=torch.int64).to(dtype=torch.float) (or float32 factors) and "
          "returns (inv_freq, attention_factor)")
 
+_EINX = ("einx 0.4.3, einx/_src/frontend/ops.py and adapter/torch: multiply(description, *tensors) broadcasts "
+         "and calls torch.multiply; dot(description, *tensors) runs torch.einsum (or matmul/tensordot)")
 _TYPING = "CPython 3.10-3.13, Lib/typing.py: cast(typ, val) returns val unchanged; it only informs type checkers"
 
 LIBRARY: Dict[str, LibrarySummary] = {
     "typing.cast": LibrarySummary("returns-last", _TYPING),
     "einops.rearrange": LibrarySummary("preserves", _EINOPS),
     "einops.repeat": LibrarySummary("preserves", _EINOPS),
+    "einx.multiply": LibrarySummary("multiplies", _EINX),
+    "einx.dot": LibrarySummary("contracts", _EINX),
     "flash_attn.layers.rotary.apply_rotary_emb": LibrarySummary("applies-rotary", _FLASH),
     "flash_attn.layers.rotary.apply_rotary_emb_func": LibrarySummary("applies-rotary", _FLASH),
     "transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS": LibrarySummary(

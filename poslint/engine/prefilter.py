@@ -36,7 +36,8 @@ here (the rest of the interpreter only carries, merges or drops roles), and name
    helpers that give frequencies by their summary (``ROPE_INIT_FUNCTIONS`` and transformers'
    rope-init functions: :data:`poslint.analysis.library_summaries.ROLE_WORDS`), which a file
    names to call;
-3. ``exp``/``exp2`` of a value with the ``POSITIONS`` or ``FREQ_INDEX`` role (``reciprocal``
+3. ``exp``/``exp2`` of a value with the ``POSITIONS`` or ``FREQ_INDEX`` role, or ``exp`` of a
+   ``linspace`` between logarithms (the ``LOGARITHM`` role: the same words) (``reciprocal``
    and ``1 / x`` of such a growing ``exp`` or power give frequencies too, so they need (3) or (4));
 4. a power (``**``, ``**=``, ``pow``, ``float_power``) whose exponent has the ``POSITIONS`` or
    ``FREQ_INDEX`` role; ``full(shape, r)`` keeps the ``POW2`` role of ``r``, which needs a power;
@@ -144,6 +145,7 @@ ROLE_BIRTHS_REVIEWED = {
     "_eval_ListComp": ("FREQ_INDEX",),
     "library_call": ("FREQS",),  # transformers' rope-init functions, by name: (2)
     "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
+    "_note_grid_axes": ("ANGLES", "ROTARY_COMPLEX"),  # reads roles only
     "power_role": ("FREQS", "SLOPES"),
     # SLOPES, FREQS from 1 / (a growing power): they need the power of (4)
     "binop": ("FREQS", "FREQS", "FREQS", "FREQ_INDEX", "POW2", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES", "SLOPES",
@@ -152,7 +154,8 @@ ROLE_BIRTHS_REVIEWED = {
     # FREQS, SLOPES: the unknown operand of a product confirmed by cos/sin, or by attention;
     # POSITIONS: guessed angles that a product with FREQS takes as its positions (it has a factor)
     "product": ("ANGLES", "BIAS", "FREQS", "POSITIONS", "SLOPES"),
-    "tensor_method": ("FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
+    # FREQS: exp of POSITIONS/FREQ_INDEX (3), exp of a linspace of logarithms (3), reciprocal of a growth
+    "tensor_method": ("FREQS", "FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
     # ROTARY_COMPLEX: polar, and view_as_complex/complex of cos/sin (TRIG, which needs a product)
     "torch_function": ("FREQS", "POW2", "POW2", "ROTARY_COMPLEX", "ROTARY_COMPLEX", "SLOPES"),
 }
