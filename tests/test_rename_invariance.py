@@ -84,8 +84,12 @@ def _kept_tokens(tree: ast.Module, mapping: Dict[str, str]) -> Set[Tuple[int, in
     import torch
 
     _, attrs, imported = _definitions(tree)
-    defined = _renamed(attrs, imported)  # attributes this file gives its own objects
     local_functions = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    methods = {item.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for item in n.body
+               if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    # Attributes this file gives its own objects: self/class attributes, and its classes' methods
+    # wherever they are called (``self.scaling.frequencies(...)``, ``super().frequencies(...)``).
+    defined = _renamed(attrs | methods, imported)
     kept = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):

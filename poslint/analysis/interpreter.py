@@ -897,6 +897,11 @@ class Interpreter:
             if inst is not None:
                 return Value(sort=Sort.INSTANCE, payload=inst, payload_key=inst.name)
             return UNKNOWN
+        if found[1].sort is Sort.OTHER and not found[1].roles:
+            # ``self.impl: Impl = table[kind](...)``: what evaluation could not tell, the class can.
+            inst = lookup_instance(cls, name, self.classes)
+            if inst is not None:
+                return Value(sort=Sort.INSTANCE, payload=inst, payload_key=inst.name)
         return self._held(cls, name, node, frame, *found, own=True)
 
     def _held(self, cls: ClassInfo, name: str, node: ast.AST, frame: Frame, storage: str, value: Value,

@@ -247,6 +247,7 @@ class ModuleModel:
         self.classes: Dict[str, ClassInfo] = {}
         self.subclasses: Dict[str, List[ClassInfo]] = {}
         self.autocast_off_decorators: Set[str] = set()
+        self._tables: Optional[Dict[str, List[str]]] = None
         index_module(tree)  # the subtrees that collect and compute_runtime read
         self.collect(tree)
         self.compute_runtime()
@@ -304,15 +305,44 @@ class ModuleModel:
             for name in CONVERSION_HOOKS & set(cls.methods):
                 cls.restored_attrs |= attrs_written(cls.methods[name].node)
             for item in walk(stmt):
-                if (isinstance(item, ast.Assign) and isinstance(item.value, ast.Call)
-                        and isinstance(item.value.func, ast.Name) and item.value.func.id in self.class_names):
-                    for target in item.targets:
+                held = self._held_class(item)
+                if held is not None:
+                    for target in (item.targets if isinstance(item, ast.Assign) else [item.target]):
                         if is_self_attr(target):
-                            cls.instance_attrs[target.attr] = item.value.func.id
+                            cls.instance_attrs[target.attr] = held
         else:
             for block in nested_blocks(stmt):
                 for child in block:
                     self.collect_stmt(child)
+
+    def _held_class(self, stmt: ast.AST) -> Optional[str]:
+        """The class of this file whose instance ``self.x = ...`` keeps: the class called
+        (``Impl(...)``), the class annotated (``self.x: Impl = ...``), or the first of the classes
+        that a module-level table maps to (``_IMPLS[kind](...)``, ``_IMPLS = {"a": Impl, ...}``)."""
+        if isinstance(stmt, ast.AnnAssign):
+            name = tail_name(stmt.annotation)
+            return name if name in self.class_names else None
+        if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
+            return None
+        func = stmt.value.func
+        if isinstance(func, ast.Name) and func.id in self.class_names:
+            return func.id
+        if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name):
+            table = self._class_tables().get(func.value.id)
+            return table[0] if table else None
+        return None
+
+    def _class_tables(self) -> Dict[str, List[str]]:
+        """Module-level dicts whose values are all classes of this file: dispatch tables."""
+        if self._tables is None:
+            self._tables = {}
+            for stmt in self.tree.body:
+                if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict) and stmt.value.values and all(
+                        isinstance(v, ast.Name) and v.id in self.class_names for v in stmt.value.values):
+                    for target in stmt.targets:
+                        if isinstance(target, ast.Name):
+                            self._tables[target.id] = [v.id for v in stmt.value.values]
+        return self._tables
 
     def compute_runtime(self) -> None:
         """A function is construction-only when it is a construction root, or every caller
