@@ -1556,6 +1556,8 @@ class Interpreter:
         return merge_all(values).with_(roles=frozenset(), ndim=None, axis=None, recent=trace)
 
     def trig(self, node: ast.AST, angle: Value, frame: Frame, which: str) -> Value:
+        if angle.is_complex:  # cos of a complex spectrum: no rotation's angles are complex
+            return angle.with_(roles=frozenset())
         self._mark_rotary(angle, which)
         self._record(Trig(node, angle, frame.site()), ("trig", node_key(node), angle, frame.site()))
         prec = angle.prec

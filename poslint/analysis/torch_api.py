@@ -45,6 +45,8 @@ ROLE_KILLING = frozenset({
     "amin", "argmax", "argmin", "mean", "prod", "numel", "size", "eq", "ne", "lt", "le", "gt",
     "ge", "log", "log2", "log10", "sqrt", "rsqrt", "floor", "ceil", "round", "sign", "item",
     "tolist", "norm", "any", "all", "nonzero", "logical_not", "relu", "gelu", "silu",
+    # inverse trigonometry: an angle computed from coordinates (a phase), bounded by pi
+    "atan2", "arctan2", "atan", "arctan", "asin", "arcsin", "acos", "arccos", "angle",
 })
 
 TRIG = frozenset({"cos", "sin"})
