@@ -38,8 +38,8 @@ from poslint.analysis.lattice import (
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, is_autocast_off_call, is_self_attr,
                                            is_static, literal_defaults, lookup_instance, parameter_kinds, tail_name)
 from poslint.analysis.subtrees import walk
-from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, is_grid, is_pow2_base, module_held, negated,
-                                    power_role, sign_of, unknown_operand)
+from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
+                                    is_pow2_base, module_held, negated, power_role, sign_of, unknown_operand)
 from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT, DTYPES, INDEXING_CALLS,
                                         LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, PRESERVING,
                                         PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING, TENSOR_TYPES, TRANSFORMING, TRIG)
@@ -1127,7 +1127,7 @@ class Interpreter:
         if isinstance(op, (ast.Add, ast.Sub)) and not (left.is_number or right.is_number):
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
-                             extent=None,
+                             extent=_remainder_extent(op, right),
                              products=left.products | right.products, recent=recent,
                              is_complex=left.is_complex or right.is_complex or
                              Sort.PYCOMPLEX in (left.sort, right.sort))
@@ -1188,6 +1188,12 @@ class Interpreter:
             # A product that reaches cos/sin with a tensor the module holds: the module tensor is
             # the frequencies, whatever computed it (another file, a lookup table of init functions).
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if module_held(a) else (b, b_node, a, a_node)
+            self.guessed.add(key)
+        elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and held_by_module(a if is_grid(a) else b) \
+                and not held_by_module(b if is_grid(a) else a) and unknown_operand(b if is_grid(a) else a):
+            # A grid the module holds (a buffer made by linspace(1, max_freq, n)) times an input,
+            # into cos/sin: the input carries the positions (coordinates), the grid is the frequencies.
+            factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if is_grid(a) else (b, b_node, a, a_node)
             self.guessed.add(key)
         elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a):
             # A position grid times something unknown, into cos/sin: that something is frequencies,
@@ -1525,7 +1531,8 @@ class Interpreter:
         elif name == "linspace":
             roles = frozenset({Role.POSITIONS})
         extra = dict(ndim=1, axis=-1, relative=False, thin=True, products=frozenset({grid_key(node)}),
-                     grids=frozenset({node_key(node)})) if name == "linspace" and not log_spaced else {}
+                     grids=frozenset({node_key(node)}), extent=_linspace_extent(args)) \
+            if name == "linspace" and not log_spaced else {}
         if dtype is not None:
             return self.cast(tensor(Prec.UNKNOWN, roles=roles, **extra), dtype, node, node, frame, record=False)
         if name == "full" and len(args) > 1 and args[1].sort is Sort.PYINT:
@@ -1889,6 +1896,21 @@ def is_self_receiver(node: ast.AST, fn: FunctionInfo) -> bool:
     return isinstance(node, ast.Name) and bool(params) and node.id == params[0].arg
 
 
+def _linspace_extent(args: List[Value]) -> Optional[int]:
+    """One more than the largest magnitude of ``linspace(a, b, n)`` with literal bounds: its values
+    lie between them (``linspace(0, 1, steps)``: 2)."""
+    bounds = [_const_number(v) for v in args[:2]]
+    if len(bounds) < 2 or None in bounds:
+        return None
+    return int(max(abs(b) for b in bounds)) + 1
+
+
+def _remainder_extent(op: ast.operator, divisor: Value) -> Optional[int]:
+    """``x % c`` with a literal ``c > 0`` lies in [0, c): one more than its largest magnitude."""
+    c = _const_number(divisor) if isinstance(op, ast.Mod) else None
+    return int(c) + 1 if c is not None and c > 0 else None
+
+
 def _arange_extent(args: List[Value], kwargs: Dict[str, Value]) -> Optional[int]:
     """One more than the largest magnitude ``arange(...)`` of literal bounds holds (``arange(12,
     -1, -1)``: 13; ``arange(-n, n)``: n + 1), else None."""
@@ -1919,12 +1941,17 @@ def _const_number(value: Value) -> Optional[float]:
 
 
 def _folded(op: ast.operator, left: Value, right: Value):
-    """The payload of a Python integer expression of literals (``16 * 16``, ``224 // 14``), or of a
-    product of literal numbers (``8192 * 16.0``, a length times a scaling factor)."""
+    """The payload of a Python integer expression of literals (``16 * 16``, ``224 // 14``), or of
+    arithmetic of literal numbers (``8192 * 16.0``, a length times a scaling factor; ``1 - 1e-5``)."""
     a, b = _const_int_value(left), _const_int_value(right)
-    if isinstance(op, ast.Mult) and (a is None or b is None):
+    if isinstance(op, (ast.Mult, ast.Add, ast.Sub, ast.Div)) and (a is None or b is None or isinstance(op, ast.Div)):
+        # floats: ``8192 * 16.0``, ``1 - 1e-5``, ``10 / 2``
         x, y = _const_number(left), _const_number(right)
-        return ("const", x * y) if x is not None and y is not None and abs(x * y) < 1 << 40 else None
+        if x is None or y is None or (isinstance(op, ast.Div) and not y):
+            return None
+        value = {ast.Mult: x * y, ast.Add: x + y, ast.Sub: x - y}.get(type(op)) if not isinstance(op, ast.Div) \
+            else x / y
+        return ("const", value) if abs(value) < 1 << 40 else None
     if a is None or b is None:
         return None
     if isinstance(op, ast.Add):

@@ -53,10 +53,15 @@ def unknown_operand(value: Value) -> bool:
     return not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and value.payload_key != NUMBER_LIKE.payload_key
 
 
-def module_held(value: Value) -> bool:
-    """A floating tensor read from a buffer or parameter (possibly upcast since)."""
-    return value.is_tensor and not value.roles and (
+def held_by_module(value: Value) -> bool:
+    """A floating tensor read from a buffer or parameter, whatever its role (possibly upcast since)."""
+    return value.is_tensor and (
         value.prec is Prec.CONVERTED or (value.rounded is not None and value.rounded.prec is Prec.CONVERTED))
+
+
+def module_held(value: Value) -> bool:
+    """A floating tensor of no known role read from a buffer or parameter."""
+    return held_by_module(value) and not value.roles
 
 
 def is_pow2_base(value: Value) -> bool:
