@@ -1123,7 +1123,10 @@ class Interpreter:
         elif left.has(Role.POSITIONS) or right.has(Role.POSITIONS) or Role.BIAS in roles:
             pos = left if (left.has(Role.POSITIONS) or left.has(Role.BIAS)) else right
             relative = pos.relative
-        recent = self._trace(node, left, right) if isinstance(op, ast.Mult) else self._passed_on(left, right)
+        if isinstance(op, ast.Pow):
+            recent = frozenset()  # a power is another quantity: a squared distance is no linear bias
+        else:
+            recent = self._trace(node, left, right) if isinstance(op, ast.Mult) else self._passed_on(left, right)
         if isinstance(op, (ast.Add, ast.Sub)) and not (left.is_number or right.is_number):
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
