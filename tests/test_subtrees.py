@@ -50,7 +50,10 @@ def _check(tree):
     assert index.imports == [n for n in everything if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert index.class_names == {n.name for n in everything if isinstance(n, ast.ClassDef)}
     assert sorted(map(id, index.top_level_calls)) == sorted(map(id, _top_level_calls(tree)))
-    assert node_ids(tree) == {id(n) for n in everything} and node_ids(tree) is node_ids(tree)
+    assert sorted(node_ids(tree)) == sorted(id(n) for n in everything) and node_ids(tree) is node_ids(tree)
+    assert all(id(n) in node_ids(tree) for n in everything)
+    other = list(ast.walk(ast.parse("x = f(1)\n")))  # its contexts and operators are shared singletons
+    assert not any(id(n) in node_ids(tree) for n in other if hasattr(n, "lineno"))
     scopes = [n for n in everything if isinstance(n, SCOPES)]
     for scope in scopes:
         assert list(walk(scope)) == list(ast.walk(scope))
