@@ -39,7 +39,8 @@ from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel,
                                            is_static, literal_defaults, lookup_instance, parameter_kinds, tail_name)
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
-                                    is_pow2_base, module_held, negated, power_role, sign_of, unknown_operand)
+                                    is_pow2_base, module_held, negated, operand_identity, power_role, sign_of,
+                                    unknown_operand)
 from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT, DTYPES, INDEXING_CALLS,
                                         LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, PRESERVING,
                                         PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING, TENSOR_TYPES, TRANSFORMING, TRIG)
@@ -1183,6 +1184,8 @@ class Interpreter:
             return (v.has(Role.FREQS) or v.has(Role.SLOPES)) and v.sort in (Sort.TENSOR, Sort.OTHER, Sort.PYFLOAT)
 
         key = node_key(node)
+        if {a.sort, b.sort} <= {Sort.TENSOR, Sort.OTHER} and (a.origin is not None or b.origin is not None):
+            self.sinks.same_operands(key, (operand_identity(a), operand_identity(b)))
         if factor_of(a) and not factor_of(b):
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
         elif factor_of(b) and not factor_of(a):

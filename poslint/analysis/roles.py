@@ -110,6 +110,8 @@ class Sinks:
         self.sin: Set[tuple] = set()
         self.attention: Set[tuple] = set()  # attn_mask=, baddbmm's input, a term of softmax's input
         self.terms: Dict[tuple, frozenset] = {}  # a sum of two tensors (by node key) -> its terms' traces
+        self.twins: Dict[tuple, Set[tuple]] = {}  # a product -> the products of the same two operands
+        self._by_operands: Dict[tuple, Set[tuple]] = {}
 
     def reach_trig(self, angle: Value, which: str) -> None:
         """``angle`` reaches cos (``which`` "cos") or sin. A product that reaches both is a
@@ -133,9 +135,29 @@ class Sinks:
         for key in scores.recent:
             self.attention.update(self.terms.get(key, ()))
 
+    def same_operands(self, key: tuple, operands: tuple) -> None:
+        """The product at ``key`` multiplies ``operands``: ``cos(p @ w)`` and ``sin(p @ w)`` are one
+        angle computed twice."""
+        group = self._by_operands.setdefault(operands, set())
+        earlier = self.twins.get(key)
+        if earlier is not None and earlier is not group:  # another round saw other operand values
+            group |= earlier
+            for member in earlier:
+                self.twins[member] = group
+        group.add(key)
+        self.twins[key] = group
+
     def rotation(self, key: tuple) -> bool:
-        """Whether the product at ``key`` reached both cos and sin (polar counts as both)."""
-        return key in self.cos and key in self.sin
+        """Whether the product at ``key`` (or one of the same operands) reached both cos and sin
+        (polar counts as both)."""
+        group = self.twins.get(key) or {key}
+        return bool(group & self.cos) and bool(group & self.sin)
+
+
+def operand_identity(value: Value) -> tuple:
+    """What a product's operand is, whichever read of it (``self.w`` read twice is one operand):
+    its kind, precision, roles and the reason its precision was decided."""
+    return value.sort, value.prec, value.roles, value.origin.reason if value.origin else None
 
 
 def candidate_trace(node: ast.AST, a: Value, b: Value) -> frozenset:
