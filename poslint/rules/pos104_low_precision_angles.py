@@ -16,7 +16,8 @@ class LowPrecisionAngles(Rule):
     is accepted practice and stays silent, and so is a buffer that construction registers empty
     (`register_buffer("freqs_cis", None)`) and only the forward path fills: the conversion
     between construction and forward finds nothing in it. A random draw cast and fed to cos and
-    sin (a random phase) is not angles.
+    sin (a random phase) is not angles, and neither is a value scaled on its way to them
+    (`sin(t * pi / 2)` of a timestep cast to 16 bits is a phase of at most a quarter turn).
 
     ## Why is this bad?
     Angles grow with the position: at 8192 rad, bfloat16 values are 64 apart, so cos/sin of a
@@ -67,7 +68,8 @@ class LowPrecisionAngles(Rule):
     ## Fix safety
     For angles cast to 16 bits, the fix removes the cast from the angles and applies the same
     cast to every cos/sin computed from them, so the outputs keep their dtypes; it is safe. It
-    is offered only when every cos/sin of those angles is in view. For a buffer holding angles
+    is offered only when every cos/sin of those angles is in view and in the cast's own function
+    (the cast's dtype expression, `x.dtype`, means nothing in another). For a buffer holding angles
     or a complex rotation, the fix is POS102's: the values are also kept as the bits of a
     non-persistent integer buffer (`int64` for `complex64`), which `module.to(dtype)` does not
     convert, and the forward path reads that view. It is unsafe: the module gains a buffer.
