@@ -1148,6 +1148,9 @@ class Interpreter:
         if not tensors:
             return UNKNOWN
         floats = [v for v in tensors if v.prec not in (Prec.INT, Prec.UNKNOWN)]
+        # A zero-dimensional tensor takes part like a Python number: it does not widen a tensor of
+        # dimensions (a bfloat16 index times a float32 0-dim tensor is bfloat16).
+        floats = [v for v in floats if v.ndim != 0] or floats
         # An untyped operand of a true division (``dim``, ``self.scale``) is almost always a
         # Python number; elsewhere it could be a float tensor, so the result stays unknown.
         numeric = [v for v in (left, right) if v.sort is Sort.PYFLOAT or v.payload_key == NUMBER_LIKE.payload_key]
@@ -1417,7 +1420,8 @@ class Interpreter:
             if data.sort is Sort.PYINT:
                 return tensor(Prec.INT, roles=data.roles)
             if data.sort is Sort.PYFLOAT or data.prec in (Prec.UNKNOWN,) and data.roles:
-                return self.default_tensor(node, frame, "torch.tensor(...) of Python floats").with_(roles=data.roles)
+                return self.default_tensor(node, frame, "torch.tensor(...) of Python floats").with_(
+                    roles=data.roles, ndim=0 if data.sort is Sort.PYFLOAT else None)
             return tensor(Prec.UNKNOWN, roles=data.roles)
         if name == "logspace":
             base = kwargs.get("base", args[3] if len(args) > 3 else UNKNOWN)
@@ -1432,6 +1436,8 @@ class Interpreter:
                                          default_reason=f"torch.{name}(...) without dtype")
             if _square_shape(self.facts, node):
                 value = value.with_(thin=False)  # an [S, S] mask: adding it makes a bias full
+            if args and args[0].sort is Sort.TUPLE and args[0].payload == ():
+                value = value.with_(ndim=0)  # full((), x): a zero-dimensional tensor
             if name in RANDOM_CREATION:
                 value = value.with_(products=value.products | {RANDOM_DRAW})
             return value.with_(payload_key="ones") if name == "ones" else value
@@ -2095,6 +2101,8 @@ def _is_slice_or_none(e: ast.AST) -> bool:
 
 
 def _broadcast_axes(a: Value, b: Value) -> Tuple[Optional[int], Optional[int]]:
+    if all(v.ndim == 0 for v in (a, b) if v.is_tensor) and (a.is_tensor or b.is_tensor):
+        return 0, None  # a zero-dimensional tensor with numbers (or another): still zero-dimensional
     grid = a if a.has(Role.POSITIONS) or a.has(Role.BIAS) else b
     other = b if grid is a else a
     if grid.ndim is None:
