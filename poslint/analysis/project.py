@@ -37,11 +37,13 @@ MAX_REEXPORTS = 8
 # (their trees and facts take some 20 times as much memory): a module's analysis depends on its
 # text alone, so one read again gives the same result.
 MAX_KEPT_SOURCE = 8_000_000
-# Dropped units' source after which the garbage collector is run (each costs a full collection).
-MAX_DROPPED_SOURCE = 4_000_000
-# Trees parsed lately, kept so that the project prefilter's index (poslint.engine.imports) and the
-# unit of the same module share one parse, up to this much source beyond what the units hold.
-MAX_PARSED_SOURCE = 2_000_000
+# Dropped units' source after which the garbage collector is run (each costs a full collection;
+# until then the dropped units' memory stays taken: 2 MB of source is some 50 MB).
+MAX_DROPPED_SOURCE = 2_000_000
+# Trees parsed lately, kept beyond what the units hold up to this much source, so that a module
+# the project prefilter's index had to parse (poslint.engine.imports; it reads most modules'
+# outlines from their text) shares that parse with its unit: the last tree parsed is kept.
+MAX_PARSED_SOURCE = 0
 # Roots of names that are never the project's: torch's API is known from tables, not from its source.
 NOT_FIRST_PARTY = frozenset({"torch", "math", "numpy", "np", "einops", "builtins"})
 
