@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import ast
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Collection, Iterator, List, Optional, Set, Tuple
 
 from poslint.core.deep_stack import on_a_deep_stack
-from poslint.core.diagnostics import Diagnostic
+from poslint.core.diagnostics import Diagnostic, Fix
 from poslint.core.source import LineIndex
 from poslint.analysis.facts import node_key
 from poslint.engine.imports import ProjectFiles
@@ -82,12 +82,31 @@ def _checked(text: str, path: str, codes: Collection[str], tree: Optional[ast.Mo
         result.internal_errors.append(f"{path}: analysis: source nests too deeply to analyse")
         return result
     result.diagnostics, result.internal_errors = checked
-    # A function analysed in several calling contexts can report the same place twice.
+    # A function analysed in several calling contexts, or a site that feeds several products (one
+    # frequency table for an image's rows and columns), reports the same place more than once:
+    # one finding, whose fix must do what each report's fix does.
     unique = {}
     for diagnostic in result.diagnostics:
-        unique.setdefault((diagnostic.line, diagnostic.col, diagnostic.code), diagnostic)
+        place = (diagnostic.line, diagnostic.col, diagnostic.code)
+        unique[place] = _merged(unique[place], diagnostic) if place in unique else diagnostic
     result.diagnostics = sorted(unique.values(), key=lambda d: d.sort_key)
     return result
+
+
+def _merged(first: Diagnostic, again: Diagnostic) -> Diagnostic:
+    """``first`` with a fix made of both reports' edits; no fix when either has none or their
+    edits disagree about the same text."""
+    if first.fix is None or again.fix is None:
+        return replace(first, fix=None)
+    if first.fix == again.fix:
+        return first
+    edits = sorted(set(first.fix.edits) | set(again.fix.edits), key=lambda e: (e.start, e.end, e.replacement))
+    for before, after in zip(edits, edits[1:]):
+        if after.start < before.end or (after.start == before.start and before.start == before.end == after.end):
+            return replace(first, fix=None)  # overlapping edits, or two insertions at one place
+    safety = "unsafe" if "unsafe" in (first.fix.safety, again.fix.safety) else first.fix.safety
+    imports = tuple(dict.fromkeys(first.fix.imports + again.fix.imports))
+    return replace(first, fix=Fix(tuple(edits), safety, first.fix.description, imports))
 
 
 def _parse(text: str, path: str, codes: Collection[str], result: CheckResult) -> Optional[ast.Module]:
