@@ -9,12 +9,13 @@ lines of each logical line (strings, comments, brackets and backslash continuati
 the tokenizer does), their indentation, and a few words of each top-level one.
 
 It gives exactly what the module's ``ast`` tree gives, or None where it is not sure: a line
-break other than ``\\n``, a tab or form feed in indentation, a string left open, unbalanced
-brackets, a ``;`` or a compound statement on one line at top level, ``match``/``type``
+break other than ``\\n`` and ``\\r\\n``, a tab or form feed in indentation, a string left open,
+unbalanced brackets, a ``;`` or a compound statement on one line at top level, ``match``/``type``
 statements, non-ASCII code at top level, an assignment target that holds a keyword argument, a
 lambda or an f-string, and anything that does not read as a statement; the caller parses the
-module then. ``tests/test_outline.py`` compares it with the tree on every module of the test
-trees and of generated programs.
+module then. For a module that does not parse it may still give an outline (its tree would be
+empty); :mod:`poslint.engine.imports` allows for that. ``tests/test_outline.py`` compares it
+with the tree on every module of the test trees, of transformers and of generated programs.
 """
 
 from __future__ import annotations
