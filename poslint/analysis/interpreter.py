@@ -1102,7 +1102,10 @@ class Interpreter:
                 not isinstance(op, ast.MatMult):
             # ``math.log(base) / (dim - 1)`` with ``dim`` unknown: a number, most likely. What it
             # was computed from still learns where it goes (``t * w * 2 * pi`` into cos/sin).
-            return NUMBER_LIKE.with_(roles=combined_roles(op, left, right), recent=left.recent | right.recent)
+            # A product's own site too: an operand unknown in this round (a buffer that construction
+            # registers) may be a tensor in the next one, where cos/sin confirm the product.
+            trace = left.recent | right.recent | ({node_key(node)} if isinstance(op, ast.Mult) else set())
+            return NUMBER_LIKE.with_(roles=combined_roles(op, left, right), recent=frozenset(trace))
         result = self.promote(left, right, node, frame, division=isinstance(op, ast.Div))
         if isinstance(op, (ast.Add, ast.Sub)):
             self._escape(left)
@@ -1218,7 +1221,11 @@ class Interpreter:
             factor = factor.with_(roles=factor.roles | {Role.SLOPES})
         else:
             return None
-        if pos.is_number or pos.sort in (Sort.DTYPE, Sort.CALLABLE, Sort.INSTANCE, Sort.TUPLE):
+        # One decoding step's angles, ``sin(angle * (slen - 1))``: frequencies times a Python int
+        # that is not a literal (a length, a step), on its way to cos/sin. A literal is a scale.
+        step = pos.sort is Sort.PYINT and _const_number(pos) is None and factor.is_tensor \
+            and factor.has(Role.FREQS) and key in self.sinks.trig
+        if (pos.is_number and not step) or pos.sort in (Sort.DTYPE, Sort.CALLABLE, Sort.INSTANCE, Sort.TUPLE):
             return None
         if factor.is_number and not pos.is_tensor:
             return None
