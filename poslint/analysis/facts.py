@@ -18,10 +18,6 @@ if TYPE_CHECKING:
 
 NodeKey = Tuple[int, int, int, int]
 
-
-
-
-
 # A computed attribute name (``f"{kind}_inv_freq"``) names a family of attributes; each unknown
 # part is a wildcard: ``"*_inv_freq"``.
 WILDCARD = "*"

@@ -38,6 +38,7 @@ class LintOptions:
     # (see poslint.engine.imports); None: each file is analysed on its own.
     src: Optional[Tuple[str, ...]] = None
 
+
 @dataclass
 class FileResult:
     path: str
