@@ -24,11 +24,11 @@ class LowPrecisionPositions(Rule):
     The message assumes 8192 positions unless the code gives the grid's size: a literal
     (`torch.arange(24 * 24)`), or the default of the configuration class a parameter is annotated
     with (`config.image_size // config.patch_size`, `config.max_position_embeddings`). Then it
-    counts that grid's distinct values, and a grid of at most
-    257 positions, exact in bfloat16, is not reported. One axis of an image's grid sized at run
-    time (row and column positions whose angles are concatenated, written into alternate
-    channels, or stacked as coordinates) is assumed to hold 91 positions, a 91 x 91 grid of 8192
-    in all, and so is exact: the rows and columns of a feature map raise nothing here. Default-dtype findings are made only in
+    counts that grid's distinct values, and a grid of at most 257 positions, exact in bfloat16,
+    is not reported. One axis of an image's grid sized at run time (row and column positions
+    whose angles are concatenated, written into alternate channels, or stacked as coordinates) is
+    assumed to hold 91 positions, a 91 x 91 grid of 8192 in all, and so is exact: the rows and
+    columns of a feature map raise nothing here. Default-dtype findings are made only in
     construction code (where loaders set a 16-bit default) and in code of unknown phase.
 
     ## Example
