@@ -132,10 +132,9 @@ class Rotary(torch.nn.Module):
     assert "POS103" in codes(source)
 
 
-def test_einops_einsum_takes_its_pattern_last():
-    # einops.einsum(*tensors, pattern): the positions are its first operand, so their dtype (the
-    # buffer's) is the finding, as with torch.einsum(pattern, *tensors).
-    source = """
+# A registered frequency buffer whose dtype the positions take, times the positions by `{product}`.
+BUFFER_ROTARY = """
+import einx
 import torch
 from einops import einsum
 from torch import nn
@@ -151,33 +150,26 @@ class Rotary(nn.Module):
         freqs = {product}
         return freqs.cos(), freqs.sin()
 """
-    einops_form = codes(source.format(product='einsum(t, self.inv_freq, "i, j -> i j")'))
-    torch_form = codes(source.format(product='torch.einsum("i, j -> i j", t, self.inv_freq)'))
+
+
+def product_codes(product: str):
+    return codes(BUFFER_ROTARY.format(product=product))
+
+
+def test_einops_einsum_takes_its_pattern_last():
+    # einops.einsum(*tensors, pattern): the positions are its first operand, so their dtype (the
+    # buffer's) is the finding, as with torch.einsum(pattern, *tensors).
+    einops_form = product_codes('einsum(t, self.inv_freq, "i, j -> i j")')
+    torch_form = product_codes('torch.einsum("i, j -> i j", t, self.inv_freq)')
     assert einops_form == torch_form and "POS101" in einops_form
 
 
 def test_einx_multiply_and_dot_are_the_torch_products():
     # einx.multiply(pattern, a, b) is a broadcast `*`, einx.dot(pattern, a, b) an einsum: the same
     # findings as the torch spellings, the autocast one (POS103) only for the contraction.
-    source = """
-import einx
-import torch
-from torch import nn
-
-
-class Rotary(nn.Module):
-    def __init__(self, dim):
-        super().__init__()
-        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim)))
-
-    def forward(self, x):
-        t = torch.arange(x.shape[1], device=x.device, dtype=self.inv_freq.dtype)
-        freqs = {product}
-        return freqs.cos(), freqs.sin()
-"""
-    multiplied = codes(source.format(product='einx.multiply("i, j -> i j", t, self.inv_freq)'))
-    assert multiplied == codes(source.format(product="t[:, None] * self.inv_freq[None, :]"))
+    multiplied = product_codes('einx.multiply("i, j -> i j", t, self.inv_freq)')
+    assert multiplied == product_codes("t[:, None] * self.inv_freq[None, :]")
     assert {"POS101", "POS102"} <= set(multiplied) and "POS103" not in multiplied
-    contracted = codes(source.format(product='einx.dot("i, j -> i j", t, self.inv_freq)'))
-    assert contracted == codes(source.format(product='torch.einsum("i, j -> i j", t, self.inv_freq)'))
+    contracted = product_codes('einx.dot("i, j -> i j", t, self.inv_freq)')
+    assert contracted == product_codes('torch.einsum("i, j -> i j", t, self.inv_freq)')
     assert "POS103" in contracted

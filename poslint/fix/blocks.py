@@ -156,6 +156,16 @@ def enclosing(facts: ModuleFacts, node: ast.AST, kinds) -> Optional[ast.AST]:
     return current
 
 
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def in_function_of(facts: ModuleFacts, node: ast.AST, others) -> bool:
+    """Whether every node of ``others`` is in the function that holds ``node``: a fix that writes
+    text there may use that function's names."""
+    home = enclosing(facts, node, FUNCTIONS)
+    return all(enclosing(facts, other, FUNCTIONS) is home for other in others)
+
+
 def enclosing_statement(facts: ModuleFacts, node: ast.AST) -> Optional[ast.stmt]:
     """The simple statement that contains ``node``, if it sits directly in a block."""
     current = node
@@ -376,10 +386,8 @@ def cast_trig_back(facts: ModuleFacts, product, dtype: str) -> Optional[List[Edi
     out of view (another function, or angles that leave the function themselves)."""
     key = node_key(product.node)
     trigs = [trig for trig in facts.trigs if key in trig.angle.products]
-    function = enclosing(facts, product.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-    if not trigs or any(
-            enclosing(facts, trig.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) is not function
-            for trig in trigs):
+    function = enclosing(facts, product.node, FUNCTIONS)
+    if not trigs or not in_function_of(facts, product.node, [trig.node for trig in trigs]):
         return None
     if not _names_valid_in(facts, dtype, function):
         return None
@@ -394,7 +402,7 @@ def _names_valid_in(facts: ModuleFacts, source: str, function: Optional[ast.AST]
     except SyntaxError:
         return False
     allowed = set(facts.names.aliases)
-    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+    if isinstance(function, FUNCTIONS):
         allowed |= {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
     return all(sub.id in allowed for sub in ast.walk(expression) if isinstance(sub, ast.Name))
 

@@ -1,8 +1,6 @@
-import ast
-
 from poslint.analysis import Prec, Role, node_key
 from poslint.core.diagnostics import Fix
-from poslint.fix.blocks import atom, enclosing, float32_copy_fix, insert_after, replace
+from poslint.fix.blocks import atom, float32_copy_fix, in_function_of, insert_after, replace
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import when
 
@@ -128,15 +126,11 @@ def rope(x, inv_freq):
                               float32_copy_fix(facts, store.attr, store.cls, value.is_complex))
 
 
-SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-
-
 def move_cast_to_cos_sin(facts, cast):
     """``emb = a.to(x.dtype); emb.cos()`` -> ``emb = a; emb.cos().to(x.dtype)``."""
     key = node_key(cast.node)
     consumers = [trig.node for trig in facts.trigs if trig.angle.origin is not None and trig.angle.origin.key == key]
-    home = enclosing(facts, cast.node, SCOPES)
-    if not consumers or any(enclosing(facts, node, SCOPES) is not home for node in consumers):
+    if not consumers or not in_function_of(facts, cast.node, consumers):
         return None  # the cast's dtype expression (``x.dtype``) means nothing in another function
     cast_start, cast_end = facts.span(cast.node)
     _, receiver_end = facts.span(cast.receiver_node)
