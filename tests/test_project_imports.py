@@ -216,6 +216,8 @@ MODULE_NAMES = {
     "base_hook": ["hookpkg", "base", "scaled"],
     "cycle": ["cyc", "freqs", "positions"],
     "inherited_buffer": ["ibuf", "base", "angles", "other"],
+    "callers_elsewhere": ["phasepkg", "tables", "model", "head", "sincos_table", "resized_sincos_table",
+                          "passed_sincos_table", "construction_angles", "forward_angles", "PatchEmbed", "Head"],
 }
 
 
@@ -276,3 +278,30 @@ def test_a_function_made_in_another_module_runs_in_that_modules_text(kind, tmp_p
                           cwd=tmp_path, capture_output=True, text=True)
     assert "internal error" not in proc.stderr, proc.stderr
     assert proc.returncode in (0, 1), proc.stderr
+
+
+def test_a_free_function_runs_in_the_phase_of_its_callers_in_other_modules(tmp_path):
+    """tables.py never calls its own functions; model.py and head.py do. A table built only by
+    constructors never runs under autocast, and frequencies built only in forward never under a
+    16-bit default dtype; a builder that forward also calls, or one only handed on as a value,
+    keeps its findings. Linting tables.py alone finds its callers as well (pre-commit)."""
+    project = tmp_path / "callers_elsewhere"
+    shutil.copytree(PROJECTS / "callers_elsewhere", project)
+    expected = [("phasepkg/tables.py", 20, "POS103"), ("phasepkg/tables.py", 21, "POS103"),
+                ("phasepkg/tables.py", 30, "POS103"), ("phasepkg/tables.py", 31, "POS103"),
+                ("phasepkg/tables.py", 37, "POS105")]
+    for target in (".", "phasepkg/tables.py"):
+        assert [(p, line, code) for p, line, code, _ in _findings(project, "--no-cache", target)] == expected
+    # Without the project, each free function's phase is unknown: both hazards are claimed.
+    alone = [(p, line, code) for p, line, code, _ in
+             _findings(project, "--no-cache", "--config", "follow-imports=false", ".")]
+    assert alone == sorted(expected + [("phasepkg/tables.py", 10, "POS103"), ("phasepkg/tables.py", 11, "POS103"),
+                                       ("phasepkg/tables.py", 44, "POS105")])
+    # A second constructor-only caller changes nothing; one method that may run later does.
+    head = project / "phasepkg" / "head.py"
+    head.write_text(head.read_text().replace(
+        "    def forward(self, x):",
+        "    def resize(self, grid):\n        return tables.sincos_table(grid, grid, self.table.shape[-1])\n\n"
+        "    def forward(self, x):"))
+    assert [(p, line) for p, line, _, _ in _findings(project, "--no-cache", ".")][:2] == [
+        ("phasepkg/tables.py", 10), ("phasepkg/tables.py", 11)]

@@ -160,7 +160,8 @@ class Interpreter:
         if self.follows_imports:
             self.project.begin(self.module_name, self)
         self.model = ModuleModel(tree, self.names, self.class_names,
-                                 resolve_class=self._imported_class if self.follows_imports else None)
+                                 resolve_class=self._imported_class if self.follows_imports else None,
+                                 phases_elsewhere=self._phases_elsewhere if self.follows_imports else None)
         self.functions, self.classes = self.model.functions, self.model.classes
         for fn in self.model.all_functions():
             fn.home = self
@@ -221,6 +222,13 @@ class Interpreter:
         return self.facts.module
 
     # ---- other modules of the project ------------------------------------------------------
+
+    def _phases_elsewhere(self, fn: FunctionInfo) -> Optional[Set[bool]]:
+        """The phases in which the other modules of this module's package call its function ``fn``."""
+        if not self.module_name:
+            return None
+        lines = self.facts.text.splitlines()[fn.node.lineno - 1:fn.node.end_lineno]
+        return self.project.phases_elsewhere(self.module_name, fn.name, "\n".join(lines))
 
     def _imported(self, qual: str) -> Optional[object]:
         """What an imported dotted name is in the project (see Project.definition), if followed."""

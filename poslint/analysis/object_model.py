@@ -232,17 +232,26 @@ def parameter_kinds(function: ast.AST) -> Dict[str, Set[str]]:
     return kinds
 
 
+# Callers of a free function in other modules of its package (see ModuleModel.phases_elsewhere).
+CALLED_ELSEWHERE_AT_CONSTRUCTION = "<called elsewhere at construction>"
+CALLED_ELSEWHERE_AFTER_CONSTRUCTION = "<called elsewhere after construction>"
+CALLED_ELSEWHERE = frozenset({CALLED_ELSEWHERE_AT_CONSTRUCTION, CALLED_ELSEWHERE_AFTER_CONSTRUCTION})
+
+
 class ModuleModel:
     """The functions and classes of one module, wherever they are defined, and the phase each
     runs in: construction only, or possibly after it (forward, lazy rebuilds)."""
 
     def __init__(self, tree: ast.Module, names, class_names: Set[str],
-                 resolve_class: Optional[Callable[[ast.AST], Optional[ClassInfo]]] = None):
+                 resolve_class: Optional[Callable[[ast.AST], Optional[ClassInfo]]] = None,
+                 phases_elsewhere: Optional[Callable[[FunctionInfo], Optional[Set[bool]]]] = None):
         self.tree = tree
         self.names = names
         self.class_names = class_names  # every class defined in the file, at any depth
         # A base class expression -> the class another module of the project defines, if any.
         self.resolve_class = resolve_class
+        # A free function -> the phases (``runtime`` flags) its callers in other modules run in.
+        self.phases_elsewhere = phases_elsewhere
         self.functions: Dict[str, FunctionInfo] = {}
         self.classes: Dict[str, ClassInfo] = {}
         self.subclasses: Dict[str, List[ClassInfo]] = {}
@@ -361,8 +370,14 @@ class ModuleModel:
             if callee:
                 callee.callers.add("<module>")
         by_qual = {fn.qual: fn for fn in all_fns}
-        construction = {"<module>"} | {fn.qual for fn in all_fns if fn.name in CONSTRUCTION_ROOTS and fn.cls}
+        construction = {"<module>", CALLED_ELSEWHERE_AT_CONSTRUCTION}
+        construction |= {fn.qual for fn in all_fns if fn.name in CONSTRUCTION_ROOTS and fn.cls}
         construction |= self._calls_from_imported_bases()
+        if self.phases_elsewhere is not None:
+            for fn in self.functions.values():
+                if not fn.callers:  # a free function this module never calls: maybe its package does
+                    fn.callers |= {CALLED_ELSEWHERE_AFTER_CONSTRUCTION if runtime else CALLED_ELSEWHERE_AT_CONSTRUCTION
+                                   for runtime in self.phases_elsewhere(fn) or ()}
         changed = True
         while changed:
             changed = False
@@ -392,13 +407,39 @@ class ModuleModel:
                             construction.add(caller)
         return construction
 
+    def phases_of_calls(self, qual: str) -> Optional[Set[bool]]:
+        """The phases (``runtime`` flags of the callers) in which this module calls the function
+        of another module named ``qual``: False for a call at import or from construction-only
+        code, True for one from code that runs after construction. None when there is no call,
+        when a caller's own phase is unknown here (a free function this module never calls), or
+        when the function is used as a value (passed on, decorating, stored): where it runs then
+        is not where it is named."""
+        phases: Set[bool] = set()
+        called: Set[int] = set()
+        for call in index_module(self.tree).top_level_calls:
+            if self.names.qualname(call.func) == qual:
+                phases.add(False)
+                called.add(id(call.func))
+        for fn in self.all_functions():
+            for node in walk(fn.node):
+                if isinstance(node, ast.Call) and self.names.qualname(node.func) == qual:
+                    if fn.runtime and not (fn.phase_known and (fn.cls is not None or fn.callers)):
+                        return None
+                    phases.add(fn.runtime)
+                    called.add(id(node.func))
+        mentions = (node for node in ast.walk(self.tree) if isinstance(node, (ast.Name, ast.Attribute))
+                    and isinstance(node.ctx, ast.Load) and id(node) not in called)
+        if not phases or any(self.names.qualname(node) == qual for node in mentions):
+            return None
+        return phases
+
     def all_functions(self) -> List[FunctionInfo]:
         return list(self.functions.values()) + [m for c in self.classes.values() for m in c.methods.values()]
 
     def entry_points(self) -> List[FunctionInfo]:
         out = []
         for fn in self.functions.values():
-            if not fn.callers:
+            if fn.callers <= CALLED_ELSEWHERE:
                 out.append(fn)
         for cls in self.classes.values():
             for fn in cls.methods.values():

@@ -21,7 +21,7 @@ import gc
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Protocol, Set, Tuple
+from typing import Callable, List, Optional, Protocol, Set, Tuple
 
 from poslint.analysis.facts import ModuleFacts
 from poslint.analysis.interpreter import Interpreter
@@ -44,6 +44,9 @@ MAX_DROPPED_SOURCE = 2_000_000
 # the project prefilter's index had to parse (poslint.engine.imports; it reads most modules'
 # outlines from their text) shares that parse with its unit: the last tree parsed is kept.
 MAX_PARSED_SOURCE = 0
+# Modules that import a function, past which its phase is left unknown: a helper that many
+# modules call runs in every phase anyway, and each importer is a module to analyse.
+MAX_IMPORTERS = 8
 # Roots of names that are never the project's: torch's API is known from tables, not from its source.
 NOT_FIRST_PARTY = frozenset({"torch", "math", "numpy", "np", "einops", "builtins"})
 
@@ -54,6 +57,9 @@ class ModuleSource(Protocol):
 
     def display(self, path: str) -> str:
         """How messages name ``path``."""
+
+    def importers(self, module: str, name: str) -> List[str]:
+        """The other modules of ``module``'s top package that may use its ``name``."""
 
 
 def package_of(module: str, is_package: bool) -> str:
@@ -155,6 +161,26 @@ class Project:
             if id(dropped) not in held:
                 extra -= len(kept)
         return tree
+
+    def phases_elsewhere(self, module: str, name: str, text: str) -> Optional[Set[bool]]:
+        """The phases (``runtime`` flags of the callers) in which the other modules of the package
+        call the free function ``name`` of the host ``module`` (its source ``text``), which the host
+        itself never calls. None when that is not known: no module calls it, one only names it or
+        calls it from code of unknown phase, or over :data:`MAX_IMPORTERS` modules import it. A
+        function whose text cannot hold a finding is not looked for."""
+        if not self.may_matter(text):
+            return None
+        importers = self.source.importers(module, name)
+        if not importers or len(importers) > MAX_IMPORTERS:
+            return None
+        phases: Set[bool] = set()
+        for importer in importers:
+            unit = self.unit(importer)
+            found = unit.interpreter.model.phases_of_calls(f"{module}.{name}") if unit else None
+            if found is None:
+                return None
+            phases |= found
+        return phases
 
     def _load(self, module: str) -> Optional[Unit]:
         located = self.source.find(module)

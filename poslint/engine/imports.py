@@ -24,6 +24,7 @@ import ast
 import functools
 import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -92,6 +93,7 @@ class ProjectFiles:
         self.host: Tuple[Optional[str], bool] = (None, False)  # its module name, and whether it is a package
         # (roots, module, name) -> whether the name may carry a role (see imports_may_matter)
         self.matters: Dict[Tuple[Tuple[str, ...], str, str], bool] = {}
+        self._import_indexes: Dict[str, Dict[str, List[Tuple[str, str, Optional[frozenset]]]]] = {}  # see importers
 
     def for_host(self, path: str) -> Tuple[Optional[str], bool]:
         """Prepare to analyse the file at ``path``: its module name and whether it is a package."""
@@ -164,6 +166,62 @@ class ProjectFiles:
     def display(self, path: str) -> str:
         rel = os.path.relpath(os.path.abspath(path), self.display_root)
         return path if rel.startswith(os.pardir) else rel.replace(os.sep, "/")
+
+    def importers(self, module: str, name: str) -> List[str]:
+        """The other modules of ``module``'s top package that may use its ``name``: those that
+        import the name from it, and those that import the module itself and mention the name
+        (what the importer's analysis then finds is the answer). Sorted; none for a module
+        outside a package."""
+        top = module.partition(".")[0]
+        init = self._locate(top)
+        if init is None or os.path.basename(init) != "__init__.py":
+            return []
+        found = set()
+        for importer, path, names in self._import_index(os.path.dirname(init), top).get(module, ()):
+            if importer == module:
+                continue
+            if names is not None:
+                if name in names or "*" in names:
+                    found.add(importer)
+            elif re.search(rf"\b{re.escape(name)}\b", self.text(path) or ""):
+                found.add(importer)
+        return sorted(found)
+
+    def _import_index(self, directory: str, top: str) -> Dict[str, List[Tuple[str, str, Optional[frozenset]]]]:
+        """For each module that the package in ``directory`` (named ``top``) imports from: its
+        importers, as ``(module, path, names imported from it or None)``. Read once per package;
+        an import is found by the same regular expressions as the project prefilter's."""
+        if directory in self._import_indexes:
+            return self._import_indexes[directory]
+        index: Dict[str, List[Tuple[str, str, Optional[frozenset]]]] = {}
+        real_root = os.path.realpath(directory)
+        for folder, subfolders, filenames in os.walk(directory):
+            subfolders[:] = sorted(d for d in subfolders if d.isidentifier())
+            below = os.path.relpath(folder, directory)
+            parts = [top] + ([] if below == os.curdir else below.split(os.sep))
+            for filename in sorted(filenames):
+                stem, extension = os.path.splitext(filename)
+                path = os.path.join(folder, filename)
+                if extension != ".py" or not stem.isidentifier() or not _inside(os.path.realpath(path), real_root):
+                    continue
+                try:
+                    if os.path.getsize(path) > MAX_MODULE_BYTES:
+                        continue
+                    data = read_source(path)
+                except OSError:
+                    continue
+                if b"import" not in data:
+                    continue
+                is_package = stem == "__init__"
+                importer = ".".join(parts if is_package else [*parts, stem])
+                text = data.decode("utf-8", "replace")
+                for imported, names in _imports_in(text, package_of(importer, is_package)):
+                    listed = frozenset(sys.intern(n) for n in names) if names is not None else None
+                    index.setdefault(imported, []).append((importer, path, listed))
+                    for submodule in names or ():  # ``from pkg import pos_utils``, then ``pos_utils.f``
+                        index.setdefault(f"{imported}.{submodule}", []).append((importer, path, None))
+        self._import_indexes[directory] = index
+        return index
 
     # ---- the project prefilter ----------------------------------------------------------------
 
