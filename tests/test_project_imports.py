@@ -305,3 +305,19 @@ def test_a_free_function_runs_in_the_phase_of_its_callers_in_other_modules(tmp_p
         "    def forward(self, x):"))
     assert [(p, line) for p, line, _, _ in _findings(project, "--no-cache", ".")][:2] == [
         ("phasepkg/tables.py", 10), ("phasepkg/tables.py", 11)]
+
+
+def test_the_callers_found_in_other_modules_are_dependencies_of_the_cached_result(tmp_path):
+    project = tmp_path / "callers_elsewhere"
+    shutil.copytree(PROJECTS / "callers_elsewhere", project)
+    before = _findings(project, ".")
+    cache = next((project / ".poslint_cache").glob("poslint-*.json"))
+    recorded = json.loads(cache.read_text())["dependencies"]
+    assert any(path.endswith(os.path.join("phasepkg", "head.py")) for deps in recorded.values() for path in deps)
+    # head.py's constructor-only call becomes a call from forward: tables.py's cached result is stale.
+    head = project / "phasepkg" / "head.py"
+    head.write_text(head.read_text().replace("    def forward(self, x):\n        return x + self.table",
+                                             "    def forward(self, x):\n        return x + tables.sincos_table(4, 4, 8)"))
+    after = _findings(project, ".")
+    assert [(p, line) for p, line, _, _ in after][:2] == [("phasepkg/tables.py", 10), ("phasepkg/tables.py", 11)]
+    assert len(after) == len(before) + 2

@@ -283,7 +283,9 @@ class Cache:
               diagnostics: List[Diagnostic], reduced_matmul: Optional[str] = None, src: Optional[Sequence[str]] = None,
               dependencies: Optional[Dict[str, str]] = None) -> None:
         """Remember the findings; ``dependencies`` are the digests of the other files of the project
-        that they depend on (what the analysis read through imports), checked again at lookup."""
+        that they depend on (what the analysis read through imports, and the modules found calling
+        its free functions), checked again at lookup. A file that did not call them before is not
+        among them: see the README's "Across files" for what a cached result can miss."""
         self.remember_stat(abspath, stat, file_digest)
         key = entry_key(file_digest, codes, ignore_noqa, reduced_matmul, src)
         value = [_dump_diagnostic(d) for d in diagnostics]
