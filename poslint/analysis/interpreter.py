@@ -495,6 +495,11 @@ class Interpreter:
             narrowing[0].update(self._isinstance_narrowing(stmt.test))
             self._branches(frame, [stmt.body, stmt.orelse], narrowing=narrowing,
                            precision_guard=self._precision_guard(stmt.test) is not None)
+        elif isinstance(stmt, ast.Assert):
+            # Past ``assert dtype == torch.float32`` the test holds, as in the body of an ``if``.
+            self.eval(stmt.test, frame)
+            frame.env.update(self._guard_narrowing(stmt.test, frame)[0])
+            frame.env.update(self._isinstance_narrowing(stmt.test))
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             iterated = self.eval(stmt.iter, frame)
             element = Value(sort=Sort.PYINT, roles=frozenset({Role.FREQ_INDEX})) \
@@ -533,7 +538,7 @@ class Interpreter:
         elif isinstance(stmt, getattr(ast, "Match", ())):
             self.eval(stmt.subject, frame)
             self._branches(frame, [case.body for case in stmt.cases] + [[]])
-        # Other statements (pass, raise, assert, del, global, import) do not move dtypes.
+        # Other statements (pass, raise, del, global, import) do not move dtypes.
 
     def _loop(self, frame: Frame, stmt) -> None:
         """The body runs once or not at all (merged), then ``else``."""
