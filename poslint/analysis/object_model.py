@@ -236,6 +236,8 @@ def parameter_kinds(function: ast.AST) -> Dict[str, Set[str]]:
 CALLED_ELSEWHERE_AT_CONSTRUCTION = "<called elsewhere at construction>"
 CALLED_ELSEWHERE_AFTER_CONSTRUCTION = "<called elsewhere after construction>"
 CALLED_ELSEWHERE = frozenset({CALLED_ELSEWHERE_AT_CONSTRUCTION, CALLED_ELSEWHERE_AFTER_CONSTRUCTION})
+# The caller of what a lambda stored in ``self.<attr>`` calls when no method calls ``self.<attr>()``.
+STORED_CALLABLE = "<stored callable>"
 
 
 class ModuleModel:
@@ -361,10 +363,18 @@ class ModuleModel:
         for cls in self.classes.values():
             for base in cls.mro()[1:]:
                 self.subclasses.setdefault(base.name, []).append(cls)
+        stored = self._stored_lambdas()
+        deferred = {id(node) for lambdas in stored.values() for _, lam in lambdas for node in walk(lam)}
         for fn in all_fns:
-            for callee in self.syntactic_callees(fn):
+            for callee in self.syntactic_callees(fn, deferred):
                 if callee is not fn:  # recursion alone does not make a function someone else's helper
                     callee.callers.add(fn.qual)
+        for (cls, attr), lambdas in stored.items():
+            callers = [m.qual for m in cls.methods.values() if any(
+                isinstance(c, ast.Call) and is_self_attr(c.func) and c.func.attr == attr for c in walk(m.node))]
+            for method, lam in lambdas:
+                for callee in self.syntactic_callees(method, within=lam):
+                    callee.callers.update(callers or [STORED_CALLABLE])
         for call in index_module(self.tree).top_level_calls:
             callee = self.functions.get(tail_name(call.func)) if isinstance(call.func, ast.Name) else None
             if callee:
@@ -453,16 +463,37 @@ class ModuleModel:
         """The calls under ``node`` (a function or lambda), nested functions included."""
         return [child for child in walk(node) if isinstance(child, ast.Call)]
 
-    def syntactic_callees(self, fn: FunctionInfo) -> Iterable[FunctionInfo]:
+    def _stored_lambdas(self) -> Dict[Tuple[ClassInfo, str], List[Tuple[FunctionInfo, ast.Lambda]]]:
+        """Lambdas that a method stores in ``self.<attr>`` (``self.basis = lambda t: fourier(t, n)``,
+        one per branch of an ``if`` or not), with the method: what they call runs where
+        ``self.<attr>(...)`` is called, not where they are written."""
+        stored: Dict[Tuple[ClassInfo, str], List[Tuple[FunctionInfo, ast.Lambda]]] = {}
+        for cls in self.classes.values():
+            for method in cls.methods.values():
+                for node in walk(method.node):
+                    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+                        for target in node.targets:
+                            if is_self_attr(target):
+                                stored.setdefault((cls, target.attr), []).append((method, node.value))
+        return stored
+
+    def syntactic_callees(self, fn: FunctionInfo, skipped: Set[int] = frozenset(),
+                          within: Optional[ast.AST] = None) -> Iterable[FunctionInfo]:
+        """What ``fn`` calls (or, with ``within``, the part of it under that node), leaving out
+        the nodes whose ids are ``skipped``."""
         if fn.cls is not None:
             # A method passed on as a value (``self.apply(self._init_weights)``, ``build = self._build``)
             # runs where the code that mentions it runs, however it is finally called.
-            for node in walk(fn.node):
+            for node in walk(within or fn.node):
+                if id(node) in skipped:
+                    continue
                 if is_self_attr(node) and isinstance(node.ctx, ast.Load):
                     method = fn.cls.lookup_method(node.attr)
                     if method is not None:
                         yield method
-        for call in self.calls_in(fn.node):
+        for call in self.calls_in(within or fn.node):
+            if id(call) in skipped:
+                continue
             func = call.func
             if isinstance(func, ast.Name):
                 if func.id in self.functions:
