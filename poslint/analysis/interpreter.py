@@ -37,6 +37,7 @@ from poslint.analysis.lattice import (
 )
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, is_autocast_off_call, is_self_attr,
                                            is_static, literal_defaults, lookup_instance, parameter_kinds, tail_name)
+from poslint.analysis import series as series_ops
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_held, negated, operand_identity, power_role, sign_of,
@@ -1148,6 +1149,7 @@ class Interpreter:
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
                              extent=_remainder_extent(op, right),
+                             series=series_ops.binary(op, left, right, result.prec.may_be_16bit),
                              products=left.products | right.products, recent=recent,
                              is_complex=left.is_complex or right.is_complex or
                              Sort.PYCOMPLEX in (left.sort, right.sort))
@@ -1309,6 +1311,12 @@ class Interpreter:
                 and _const_number(args[0]) is not None:
             # int(original_max_position_embeddings * factor): a literal length, as POS301 needs
             return Value(sort=Sort.PYINT, payload_key=("const", int(_const_number(args[0]))))
+        if isinstance(func, ast.Name) and func.id in ("float", "max", "min") and self._is_builtin(func.id, frame) \
+                and args and all(_const_number(a) is not None for a in args):
+            # float(max_timescale), max(0, context - 1): literal numbers stay literal
+            number = series_ops.folded_call(func.id, [_const_number(a) for a in args])
+            return Value(sort=Sort.PYFLOAT if isinstance(number[1], float) else Sort.PYINT, payload_key=number) \
+                if number else UNKNOWN
         if isinstance(func, ast.Name) and func.id in ("enumerate", "zip") and self._is_builtin(func.id, frame) \
                 and args:
             if func.id == "enumerate":
@@ -1396,7 +1404,8 @@ class Interpreter:
                 roles = frozenset({Role.POW2}) if name == "pow" and args and args[0].payload_key in (
                     ("const", 2), ("const", 2.0)) else frozenset({Role.LOGARITHM}) if name.startswith("log") \
                     else frozenset()
-                return Value(sort=Sort.PYFLOAT if name not in ("floor", "ceil") else Sort.PYINT, roles=roles)
+                return Value(sort=Sort.PYFLOAT if name not in ("floor", "ceil") else Sort.PYINT, roles=roles,
+                             payload_key=series_ops.folded_call(name, [_const_number(a) for a in args]))
             return UNKNOWN
         if qual in LIBRARY:
             return self.library_call(LIBRARY[qual].effect, node, args, frame)
@@ -1458,6 +1467,8 @@ class Interpreter:
                 value = value.with_(thin=False)  # an [S, S] mask: adding it makes a bias full
             if args and args[0].sort is Sort.TUPLE and args[0].payload == ():
                 value = value.with_(ndim=0)  # full((), x): a zero-dimensional tensor
+            if fill is not None and _const_number(fill) is not None:
+                value = value.with_(extent=int(abs(_const_number(fill))) + 1)  # full(shape, 6) holds 6
             if name in RANDOM_CREATION:
                 value = value.with_(products=value.products | {RANDOM_DRAW})
             return value.with_(payload_key="ones") if name == "ones" else value
@@ -1542,8 +1553,10 @@ class Interpreter:
     def _arange(self, node: ast.Call, args: List[Value], kwargs: Dict[str, Value], frame: Frame) -> Value:
         dtype = self._dtype_arg(kwargs, node)
         bounds = args + [kwargs[k] for k in ("start", "end", "step") if k in kwargs]
-        extra = dict(ndim=1, axis=-1, relative=False, thin=True, extent=_arange_extent(args, kwargs),
-                     grids=frozenset({node_key(node)}))
+        literal_bounds = _arange_bounds(args, kwargs)
+        extra = dict(ndim=1, axis=-1, relative=False, thin=True, extent=_arange_extent(literal_bounds),
+                     grids=frozenset({node_key(node)}),
+                     series=series_ops.integers(*literal_bounds) if literal_bounds else None)
         base = tensor(Prec.INT, Origin.at(node, "integer arange"), roles=frozenset({Role.POSITIONS}), **extra)
         if dtype is not None:
             return self.cast(base, dtype, node, node, frame, record=False)
@@ -1632,6 +1645,14 @@ class Interpreter:
 
     def tensor_method(self, name: str, receiver: Value, node: ast.Call, args: List[Value],
                       kwargs: Dict[str, Value], frame: Frame, function_form: bool = False) -> Value:
+        value = self._tensor_method(name, receiver, node, args, kwargs, frame, function_form)
+        if receiver.series is None and value.series is None:
+            return value
+        return value.with_(series=series_ops.after_method(name, receiver.series, value.series,
+                                                          value.prec.may_be_16bit))
+
+    def _tensor_method(self, name: str, receiver: Value, node: ast.Call, args: List[Value],
+                       kwargs: Dict[str, Value], frame: Frame, function_form: bool = False) -> Value:
         receiver_node = node.args[0] if function_form and node.args else (
             node.func.value if isinstance(node.func, ast.Attribute) else node)
         if _is_opaque(receiver) and not receiver.roles:
@@ -1836,6 +1857,7 @@ class Interpreter:
         if prec is Prec.INT:
             rounded = None
         after = value.with_(sort=Sort.TENSOR, prec=prec, origin=origin, rounded=rounded,
+                            series=series_ops.rounded(value.series, prec.may_be_16bit),
                             is_complex=target.is_complex,
                             payload=None if value.sort is Sort.TENSOR else value.payload,
                             payload_key=None if value.sort is Sort.TENSOR and value.payload_key not in (
@@ -1943,9 +1965,8 @@ def _remainder_extent(op: ast.operator, divisor: Value) -> Optional[int]:
     return int(c) + 1 if c is not None and c > 0 else None
 
 
-def _arange_extent(args: List[Value], kwargs: Dict[str, Value]) -> Optional[int]:
-    """One more than the largest magnitude ``arange(...)`` of literal bounds holds (``arange(12,
-    -1, -1)``: 13; ``arange(-n, n)``: n + 1), else None."""
+def _arange_bounds(args: List[Value], kwargs: Dict[str, Value]) -> Optional[Tuple[int, int, int]]:
+    """``start, end, step`` of an ``arange(...)`` of literal (or folded) bounds, else None."""
     def given(i: int, name: str, default: Optional[int]) -> Optional[int]:
         if i < len(args):
             return _const_int_value(args[i])
@@ -1958,6 +1979,15 @@ def _arange_extent(args: List[Value], kwargs: Dict[str, Value]) -> Optional[int]
     step = given(2, "step", 1)
     if start is None or end is None or not step:
         return None
+    return start, end, step
+
+
+def _arange_extent(bounds: Optional[Tuple[int, int, int]]) -> Optional[int]:
+    """One more than the largest magnitude an ``arange`` of these bounds holds (``arange(12, -1,
+    -1)``: 13; ``arange(-n, n)``: n + 1), else None."""
+    if bounds is None:
+        return None
+    start, end, step = bounds
     last = end - 1 if step > 0 else end + 1
     empty = end <= start if step > 0 else end >= start
     return 1 if empty else max(abs(start), abs(last)) + 1

@@ -11,7 +11,10 @@ from __future__ import annotations
 import ast
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Any, FrozenSet, Optional, Tuple
+from typing import TYPE_CHECKING, Any, FrozenSet, Optional, Tuple
+
+if TYPE_CHECKING:
+    from poslint.analysis.series import Series
 
 
 class Prec(enum.Enum):
@@ -114,6 +117,8 @@ class Value:
     # stacked from grids of different axes (an image's x and y), how many axes they span.
     grids: FrozenSet[Tuple[int, int, int, int]] = frozenset()
     axes: Optional[int] = None
+    # The values themselves, where the code fixes them (poslint.analysis.series).
+    series: Optional["Series"] = None
     # Product and creation sites (keys) this value derives from.
     products: FrozenSet[Tuple[int, int, int, int]] = frozenset()
     # The most recent product sites only: what cos/sin of this value confirms as rotary.
@@ -200,6 +205,7 @@ def merge(a: Value, b: Value) -> Value:
         extent=max(a.extent, b.extent) if a.extent is not None and b.extent is not None else None,
         grids=a.grids | b.grids,
         axes=a.axes if a.axes == b.axes else None,
+        series=a.series if a.series == b.series else None,
         products=a.products | b.products,
         recent=a.recent | b.recent,
         payload=payload,

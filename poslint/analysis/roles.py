@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, Set
 
+from poslint.analysis import series as series_ops
 from poslint.analysis.facts import node_key
 from poslint.analysis.lattice import Prec, Role, Sort, Value
 
@@ -35,8 +36,8 @@ def sign_of(op: ast.operator, left: Value, right: Value) -> frozenset:
 def negated(value: Value) -> Value:
     if value.sort in (Sort.TENSOR, Sort.PYINT, Sort.PYFLOAT, Sort.OTHER) and not (
             value.roles & {Role.FREQS, Role.SLOPES, Role.ANGLES, Role.BIAS, Role.TRIG}):
-        return value.with_(roles=value.roles ^ {Role.NEGATIVE})
-    return value
+        return value.with_(roles=value.roles ^ {Role.NEGATIVE}, series=series_ops.negated(value.series))
+    return value.with_(series=series_ops.negated(value.series))
 
 
 def is_grid(value: Value) -> bool:

@@ -1,9 +1,11 @@
 """The measured consequences that rule messages quote (../shared/PRECISION.md)."""
 
 import math
-import struct
+from dataclasses import dataclass
+from typing import Optional, Tuple
 
 from poslint.analysis import Prec
+from poslint.analysis.series import bf16
 
 DISTINCT_BF16_8K = "only 897 of 8192 positions stay distinct in bfloat16"
 # What bfloat16 does to positions of unknown kind (an input that may hold integers or coordinates).
@@ -13,29 +15,33 @@ UNKNOWN_KIND = ("they keep 8 significant bits in bfloat16: integer positions col
 BF16_EXACT_UP_TO = 256
 
 
-def _bf16(x: float) -> int:
-    """``x`` rounded to bfloat16 (round to nearest, ties to even), as its 16 bits."""
-    bits = struct.unpack("<I", struct.pack("<f", float(x)))[0]
-    return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+@dataclass(frozen=True)
+class FrequencyTable:
+    """The frequencies a severity estimate uses, and the words that say which they are."""
+
+    exact: Tuple[float, ...]
+    # As the code computes them when its 16-bit-capable steps run in bfloat16 (what a bfloat16
+    # default dtype does to the construction); the exact values where nothing rounds.
+    computed: Tuple[float, ...]
+    words: str
 
 
-def _bf16_float(x: float) -> float:
-    """``x`` rounded to bfloat16, as a number."""
-    return struct.unpack("<f", struct.pack("<I", _bf16(x) << 16))[0]
-
-
-# Frequencies rounded to bfloat16 move angle k by k times their worst rounding: with head dim 128
-# and base 10000 that is 1.22e-3 rad per position (1 rad by position 818; ../shared/PRECISION.md).
-ANGLE_ERROR_PER_POSITION = max(abs(f - _bf16_float(f)) for f in (10000.0 ** (-2 * i / 128) for i in range(64)))
+# What the estimate assumes when the code does not fix its frequencies: rounded to bfloat16, they
+# move angle k by about k x 1.22e-3 rad (1 rad by position 818; ../shared/PRECISION.md).
+ASSUMED_FREQUENCIES = FrequencyTable(tuple(10000.0 ** (-2 * i / 128) for i in range(64)),
+                                     tuple(10000.0 ** (-2 * i / 128) for i in range(64)), "head dim 128, base 10000")
 # An angle error below this is negligible (the audit's threshold: benchmarks/AUDIT.md).
 NEGLIGIBLE_ANGLE_ERROR = 0.03
-# What rounded frequencies do when the code does not say how many positions there are.
+# What rounded frequencies do when the code says neither how many positions there are nor which
+# frequencies it uses.
 ANGLE_ERROR_AT_8K = "the angle error reaches pi by position 8191 (head dim 128, base 10000)"
 ANGLE_ERROR_BY_818 = "the angle error passes 1 rad by position 818 (head dim 128, base 10000)"
 
 
 # How many positions a grid is assumed to hold when the code does not say.
 ASSUMED_POSITIONS = 8192
+# Positions times frequencies up to this many pairs are enumerated for a 16-bit product's rounding.
+_ENUMERATED_PAIRS = 1 << 18
 
 
 def grid_extent(facts, product):
@@ -50,18 +56,84 @@ def grid_extent(facts, product):
     return side, f"; a {axes}-axis grid of {ASSUMED_POSITIONS} positions ({side} per axis) is assumed"
 
 
-def rounded_frequencies(extent, unknown: str):
+def frequency_table(value) -> Optional[FrequencyTable]:
+    """The frequencies ``value`` holds when the code fixes them (``1 / base ** (arange(0, d, 2) /
+    d)`` with ``d`` and ``base`` literals or configuration defaults, ``exp(arange(n) * -c)``),
+    with words that give their dim and base; else None."""
+    series = value.series
+    if series is None or not series.exact or any(v == 0 for v in series.exact):
+        return None
+    magnitudes = [abs(v) for v in series.exact]
+    n = len(magnitudes)
+    ratio = magnitudes[1] / magnitudes[0] if n > 1 else None
+    geometric = ratio is not None and 0 < ratio < 1 and math.isclose(magnitudes[0], 1.0, rel_tol=1e-6) and all(
+        math.isclose(b / a, ratio, rel_tol=1e-6) for a, b in zip(magnitudes, magnitudes[1:]))
+    if geometric:
+        words = f"the code's frequencies: dim {2 * n}, base {ratio ** -n:.6g}"
+    else:
+        words = f"the code's {n} frequencies, {max(magnitudes):.3g} to {min(magnitudes):.3g}"
+    return FrequencyTable(tuple(magnitudes), tuple(abs(v) for v in series.low), words)
+
+
+def angle_error(last: int, table: FrequencyTable, product_16bit: bool) -> float:
+    """The largest angle error at positions 0..last of frequencies computed as the code does and
+    rounded to bfloat16 (by a converted buffer, a cast, the default dtype); with the product
+    itself in bfloat16 when ``product_16bit``."""
+    used = [bf16(f) for f in table.computed]
+    if not product_16bit:
+        return last * max(abs(f - g) for f, g in zip(table.exact, used))
+    if (last + 1) * len(used) <= _ENUMERATED_PAIRS:
+        return max(abs(k * f - bf16(bf16(k) * g)) for k in range(last + 1) for f, g in zip(table.exact, used))
+    # Too many to enumerate, a bound: the frequencies' part, the last position's rounding times the
+    # largest frequency, and half a bfloat16 step of the largest angle.
+    return (last * max(abs(f - g) for f, g in zip(table.exact, used)) + _half_step(last) * max(used)
+            + _half_step(last * max(used)))
+
+
+def _half_step(x: float) -> float:
+    """Half the spacing of bfloat16 numbers at ``x`` (its 8 significant bits)."""
+    return 2.0 ** (math.floor(math.log2(x)) - 8) if x > 0 else 0.0
+
+
+def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool = False):
     """What frequencies rounded to bfloat16 do to the angles of positions 0..extent-1: ``unknown``
-    when the code does not say how many positions there are, None when the error is negligible,
-    else the computed error."""
-    if extent is None:
+    when the code says neither how many positions there are nor which frequencies (``factor``, the
+    value they are read from) it uses; None when the error is negligible; else the computed error,
+    with the frequencies and positions it assumes. ``product_16bit``: see :func:`angle_error`."""
+    table = frequency_table(factor) if factor is not None else None
+    if extent is None and table is None:
         return unknown
-    error = (extent - 1) * ANGLE_ERROR_PER_POSITION
+    table = table or ASSUMED_FREQUENCIES
+    last = (ASSUMED_POSITIONS if extent is None else extent) - 1
+    error = angle_error(last, table, product_16bit)
     if error < NEGLIGIBLE_ANGLE_ERROR:
         return None
+    assumed = f"; {ASSUMED_POSITIONS} positions are assumed" if extent is None else ""
+    if extent is None and unknown == ANGLE_ERROR_BY_818 and error >= 1:
+        first = _first_position(lambda k: angle_error(k, table, product_16bit) >= 1, last)
+        return f"the angle error passes 1 rad by position {first} ({table.words})"
     if error >= math.pi:
-        return f"the angle error reaches pi by position {extent - 1} (head dim 128, base 10000)"
-    return f"the angle error reaches {error:.2g} rad at position {extent - 1} (head dim 128, base 10000)"
+        return f"the angle error reaches pi by position {last} ({table.words}{assumed})"
+    return f"the angle error reaches {error:.2g} rad at position {last} ({table.words}{assumed})"
+
+
+def _first_position(reached, last: int) -> int:
+    """The first position in 1..last where ``reached`` holds (it holds at ``last``, and from
+    there on once it holds), by bisection."""
+    low, high = 0, last
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if reached(middle) else (middle, high)
+    return high
+
+
+def unknown_kind(extent) -> str:
+    """What bfloat16 does to positions of unknown kind below ``extent`` (None: unknown)."""
+    if extent is None or extent > 1 << 20:
+        return UNKNOWN_KIND
+    distinct = len({bf16(k) for k in range(extent)})
+    return (f"they keep 8 significant bits in bfloat16: integers up to {extent - 1} collide past 256 ({distinct} of "
+            f"{extent} stay distinct), coordinates lose up to 0.4% of their value")
 
 
 def distinct_positions(extent) -> str:
@@ -69,7 +141,7 @@ def distinct_positions(extent) -> str:
     say how many there are, else the count for its literal grid."""
     if extent is None or extent > 1 << 20:
         return DISTINCT_BF16_8K
-    distinct = len({_bf16(k) for k in range(extent)})
+    distinct = len({bf16(k) for k in range(extent)})
     return f"only {distinct} of its {extent} positions stay distinct in bfloat16"
 
 

@@ -1,7 +1,7 @@
 from poslint.analysis import Role
 from poslint.fix.blocks import float32_site_fix, make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import BF16_EXACT_UP_TO, UNKNOWN_KIND, distinct_positions, grid_extent, when
+from poslint.rules.consequences import BF16_EXACT_UP_TO, distinct_positions, grid_extent, unknown_kind, when
 
 
 class LowPrecisionPositions(Rule):
@@ -22,8 +22,9 @@ class LowPrecisionPositions(Rule):
     production.
 
     The message assumes 8192 positions unless the code gives the grid's size: a literal
-    (`torch.arange(24 * 24)`), or the default of the configuration class a parameter is annotated
-    with (`config.image_size // config.patch_size`, `config.max_position_embeddings`). Then it
+    (`torch.arange(24 * 24)`, a count held by `torch.full((1,), n)`), or the default of the
+    configuration class a parameter is annotated with (`config.image_size // config.patch_size`,
+    `config.max_position_embeddings`, `config.default_num_delay_tokens`). Then it
     counts that grid's distinct values, and a grid of at most 257 positions, exact in bfloat16,
     is not reported. One axis of an image's grid sized at run time (row and column positions
     whose angles are concatenated, written into alternate channels, or stacked as coordinates) is
@@ -126,7 +127,7 @@ class Rotary(torch.nn.Module):
                 continue  # a grid this small (literal, or one axis of an image's) is exact in 16 bits
             # Positions known only as what a rotary product multiplies (an input) may be integers
             # or coordinates: the message says what 16 bits do to each.
-            consequence = distinct_positions(extent) if product.positions.has(Role.POSITIONS) else UNKNOWN_KIND
+            consequence = distinct_positions(extent) if product.positions.has(Role.POSITIONS) else unknown_kind(extent)
             for origin in product.positions.precision_losses():
                 yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{consequence}",
                               positions_fix(facts, product, origin.node))

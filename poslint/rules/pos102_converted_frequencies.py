@@ -17,9 +17,14 @@ class LowPrecisionFrequencies(Rule):
     they are consumed.
 
     Where the code gives the range (a literal grid, a configuration class's default such as
-    `max_position_embeddings` or `image_size // patch_size`), the message computes the angle
-    error at the last position (head dim 128, base 10000), and a grid short enough that the
-    rounded frequencies move its angles by less than 0.03 rad is not reported.
+    `max_position_embeddings` or `image_size // patch_size`, a count such as `torch.full((1,),
+    config.num_delay_tokens)`), the message computes the angle error at the last position, and a
+    range short enough that the rounded frequencies move its angles by less than 0.03 rad is not
+    reported. The estimate uses the code's own frequency table where its dim and base are literals
+    or configuration defaults (`1 / base ** (arange(0, dim, 2) / dim)`, `exp(arange(0, dim, 2) *
+    -c)`), and says so ("the code's frequencies: dim 32, base 10000"); otherwise it assumes head
+    dim 128 and base 10000. Where the product itself runs in 16 bits (integer or 16-bit
+    positions times 16-bit frequencies), its rounding is counted too.
 
     ## Why is this bad?
     `module.to(dtype)` converts every floating buffer and parameter, persistent or not. A
@@ -127,7 +132,8 @@ class Rotary(torch.nn.Module):
             if factor.prec not in LOW_FACTOR or factor.origin is None:
                 continue
             extent, assumed = grid_extent(facts, product)
-            consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K)
+            consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, factor,
+                                              product_16bit=product.result.prec.may_be_16bit)
             if consequence is None:
                 continue  # a grid this short turns rounded frequencies into a negligible angle error
             consequence += assumed

@@ -23,8 +23,10 @@ class AutocastAngleProduct(Rule):
 
     Where the code gives the range (a literal grid, a configuration class's default), the message
     counts the distinct positions of that grid; a grid of at most 257 positions is exact in
-    bfloat16, so only the rounded frequencies count, and it is not reported when they move its
-    angles by less than 0.03 rad (head dim 128, base 10000).
+    bfloat16, so only the rounded frequencies and the bfloat16 product count, and it is not
+    reported when they move its angles by less than 0.03 rad (with the code's own frequency table
+    where its dim and base are literals or configuration defaults, else head dim 128 and base
+    10000).
 
     ## Why is this bad?
     Autocast runs these ops in bfloat16 even when both inputs are float32. The product of
@@ -127,7 +129,8 @@ def rope(x, inv_freq):
                 continue
             extent, assumed = grid_extent(facts, product)
             if extent is not None and extent <= BF16_EXACT_UP_TO + 1:
-                consequence = rounded_frequencies(extent, "")  # exact positions: only the frequencies round
+                # exact positions: only the frequencies and the product round
+                consequence = rounded_frequencies(extent, "", product.factor, product_16bit=True)
                 if consequence is None:
                     continue
                 consequence += assumed

@@ -19,9 +19,14 @@ class DefaultDtypeFrequencies(Rule):
     reported only when the file itself sets a default dtype.
 
     Where the code gives the range (a literal grid, a configuration class's default such as
-    `max_position_embeddings` or `image_size // patch_size`), the message computes the angle
-    error at the last position (head dim 128, base 10000), and a grid short enough that the
-    rounded frequencies move its angles by less than 0.03 rad is not reported.
+    `max_position_embeddings` or `image_size // patch_size`, a count such as `torch.full((1,),
+    config.num_delay_tokens)`), the message computes the angle error at the last position, and a
+    range short enough that the rounded frequencies move its angles by less than 0.03 rad is not
+    reported. The estimate uses the code's own frequency table where its dim and base are literals
+    or configuration defaults (`1 / base ** (arange(0, dim, 2) / dim)`, `exp(arange(0, dim, 2) *
+    -c)`), and says so ("the code's frequencies: dim 32, base 10000"); otherwise it assumes head
+    dim 128 and base 10000. For the code's table, every step of its computation is
+    rounded as a bfloat16 default rounds it (the exponent, the power, the quotient).
 
     ## Why is this bad?
     Model loaders and "bf16-true" training set the default dtype to bfloat16 while they build
@@ -106,7 +111,7 @@ def frequencies(dim, base=10000.0):
             met = extents.get(node_key(creation.node))
             if creation.value.has(Role.FREQS) and origin is not None and origin.prec is Prec.DEFAULT and met:
                 extent, assumed = (None, "") if any(e is None for e, _ in met) else max(met)
-                consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K)
+                consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, creation.value)
                 if consequence is None:
                     continue  # every grid they meet is short enough for a negligible angle error
                 consequence += assumed

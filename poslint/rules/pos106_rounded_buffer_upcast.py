@@ -16,9 +16,14 @@ class RoundedFrequencyBuffer(Rule):
     and sin.
 
     Where the code gives the range (a literal grid, a configuration class's default such as
-    `max_position_embeddings` or `image_size // patch_size`), the message computes the angle
-    error at the last position (head dim 128, base 10000), and a grid short enough that the
-    rounded frequencies move its angles by less than 0.03 rad is not reported.
+    `max_position_embeddings` or `image_size // patch_size`, a count such as `torch.full((1,),
+    config.num_delay_tokens)`), the message computes the angle error at the last position, and a
+    range short enough that the rounded frequencies move its angles by less than 0.03 rad is not
+    reported. The estimate uses the code's own frequency table where its dim and base are literals
+    or configuration defaults (`1 / base ** (arange(0, dim, 2) / dim)`, `exp(arange(0, dim, 2) *
+    -c)`), and says so ("the code's frequencies: dim 32, base 10000"); otherwise it assumes head
+    dim 128 and base 10000. With the range unknown and the code's table known, it says
+    where the error passes 1 rad for that table.
 
     ## Why is this bad?
     `model.to(torch.bfloat16)` has already rounded the buffer for good: a bfloat16 value that
@@ -120,7 +125,8 @@ class Rotary(torch.nn.Module):
             if rounded is not None and rounded.prec is Prec.CONVERTED \
                     and product.factor.prec.is_float32_or_better:
                 extent, assumed = grid_extent(facts, product)
-                consequence = rounded_frequencies(extent, ANGLE_ERROR_BY_818)
+                consequence = rounded_frequencies(extent, ANGLE_ERROR_BY_818, product.factor,
+                                                  product_16bit=product.result.prec.may_be_16bit)
                 if consequence is None:
                     continue  # a grid this short turns rounded frequencies into a negligible angle error
                 consequence += assumed

@@ -1,0 +1,102 @@
+"""The severity the messages quote for rounded frequencies, against torch: the code's own frequency
+table (folded from literals and configuration defaults) rounded to bfloat16, at the positions the
+code gives, measured against float64."""
+
+from __future__ import annotations
+
+import ast
+import math
+
+import pytest
+
+from poslint.analysis import analyze
+from poslint.core.source import LineIndex
+from poslint.rules.consequences import angle_error, frequency_table, rounded_frequencies
+
+torch = pytest.importorskip("torch")
+
+AXIAL = """
+from dataclasses import dataclass
+import torch
+from torch import nn
+
+@dataclass
+class VisionConfig:
+    hidden_size: int = 1024
+    num_attention_heads: int = 16
+    rope_theta: float = 10000.0
+
+class VisionRotary(nn.Module):
+    def __init__(self, config: VisionConfig):
+        super().__init__()
+        spatial_dim = (config.hidden_size // config.num_attention_heads) // 2
+        inv_freq = 1.0 / (config.rope_theta ** (torch.arange(0, spatial_dim, 2, dtype=torch.float) / spatial_dim))
+        self.inv_freq = nn.Buffer(inv_freq, persistent=False)
+
+    def forward(self, x, position_ids):
+        freqs = position_ids[..., None].float() * self.inv_freq.to(device=x.device, dtype=torch.float)
+        return freqs.cos(), freqs.sin()
+"""
+
+TIMING = """
+import math
+import torch
+from torch import nn
+
+class Timing(nn.Module):
+    def __init__(self, dim=4096):
+        super().__init__()
+        inv_freq = torch.exp(-math.log(10000.0) * torch.arange(dim // 2).float() / (dim // 2))
+        self.inv_freq = nn.Buffer(inv_freq, persistent=False)
+
+    def forward(self, t):
+        emb = t[..., None] * self.inv_freq.to(device=t.device, dtype=t.dtype)
+        return torch.cat((emb.cos(), emb.sin()), dim=-1)
+"""
+
+
+def _factor(source):
+    facts = analyze(ast.parse(source), source, LineIndex(source))
+    (product,) = list(facts.rope_products())
+    return product
+
+
+def _measured(exact64, built32, positions, product_16bit):
+    rounded = built32.to(torch.bfloat16)
+    k = torch.arange(positions)
+    if product_16bit:
+        angles = k.to(torch.bfloat16)[:, None] * rounded[None, :]
+    else:
+        angles = k.float()[:, None] * rounded.float()[None, :]
+    return (angles.double() - k.double()[:, None] * exact64[None, :]).abs().max().item()
+
+
+def test_the_axial_table_of_a_config_head_dim_is_the_codes_own():
+    product = _factor(AXIAL)
+    table = frequency_table(product.factor)
+    assert table.words == "the code's frequencies: dim 32, base 10000"
+    exact64 = 1.0 / 10000.0 ** (torch.arange(0, 32, 2, dtype=torch.float64) / 32)
+    built32 = 1.0 / 10000.0 ** (torch.arange(0, 32, 2, dtype=torch.float) / 32)
+    for positions in (64, 256, 5604):
+        assert angle_error(positions - 1, table, False) == pytest.approx(
+            _measured(exact64, built32, positions, False), rel=1e-6)
+    # 64 patches per side: 0.011 rad, negligible; the message's 1 rad is where torch puts it.
+    assert rounded_frequencies(64, "unknown", product.factor) is None
+    assert _measured(exact64, built32, 5603, False) < 1 <= _measured(exact64, built32, 5604, False)
+
+
+def test_a_16bit_product_of_a_small_count_rounds_as_torch_does():
+    product = _factor(TIMING)
+    table = frequency_table(product.factor)
+    assert table.words == "the code's frequencies: dim 4096, base 10000"
+    exact64 = torch.exp(-math.log(10000.0) * torch.arange(2048, dtype=torch.float64) / 2048)
+    built32 = torch.exp(-math.log(10000.0) * torch.arange(2048).float() / 2048)
+    for count in (7, 13, 128):
+        assert angle_error(count - 1, table, True) == pytest.approx(
+            _measured(exact64, built32, count, True), rel=1e-6)
+    # Past what is enumerated, a bound within 20% of torch's.
+    measured = _measured(exact64, built32, 300, True)
+    assert measured <= angle_error(299, table, True) <= 1.2 * measured
+    # A delay of 6 tokens: 0.023 rad, not reported; 12 tokens: 0.045 rad, reported.
+    assert rounded_frequencies(7, "unknown", product.factor, product_16bit=True) is None
+    assert "0.045 rad at position 12" in rounded_frequencies(13, "unknown", product.factor, product_16bit=True)
