@@ -44,10 +44,13 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     unknown_operand)
 from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT, DTYPES, INDEXING_CALLS,
                                         LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, PRESERVING,
-                                        PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING, TENSOR_TYPES, TRANSFORMING, TRIG)
+                                        PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING, TENSOR_TYPES, TRANSFORMING, TRIG,
+                                        VALUE_KEEPING)
 
 # In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
 RANDOM_DRAW = (-1, -1, -1, -1)
+# The payload key of a tensor filled with one exact value other than one (zeros, ``full(shape, 6)``).
+ONE_VALUE = "one-value"
 
 # Deep enough for helpers that call helpers; recursion is cut by the call stack, cost by the memo.
 MAX_CALL_DEPTH = 24
@@ -1242,6 +1245,8 @@ class Interpreter:
             and factor.has(Role.FREQS) and key in self.sinks.trig
         if (pos.is_number and not step) or pos.sort in (Sort.DTYPE, Sort.CALLABLE, Sort.INSTANCE, Sort.TUPLE):
             return None
+        if _holds_one_value(pos):
+            return None  # zeros, ones, full(shape, 6): one exact value has nothing to collide with or round
         if factor.is_number and not pos.is_tensor:
             return None
         if any(_is_grid_key(key) for key in pos.products & factor.products):
@@ -1471,13 +1476,15 @@ class Interpreter:
                 value = value.with_(extent=int(abs(_const_number(fill))) + 1)  # full(shape, 6) holds 6
             if name in RANDOM_CREATION:
                 value = value.with_(products=value.products | {RANDOM_DRAW})
-            return value.with_(payload_key="ones") if name == "ones" else value
+            if name in ("ones", "zeros") or name == "full" and _exact_fill(fill):
+                return value.with_(payload_key="ones" if name == "ones" else ONE_VALUE)
+            return value
         if name in LIKE:
             like = args[0] if args else UNKNOWN
             dtype = self._dtype_arg(kwargs, node)
             fill = args[1] if name == "full_like" and len(args) > 1 else kwargs.get("fill_value", UNKNOWN)
             base = tensor(like.prec, like.origin, is_complex=like.is_complex,
-                          payload_key="ones" if name == "ones_like" else None,
+                          payload_key="ones" if name == "ones_like" else ONE_VALUE if name == "zeros_like" else None,
                           roles=fill.roles & {Role.POW2} if name == "full_like" else frozenset())
             if name in RANDOM_CREATION:
                 base = base.with_(products=base.products | {RANDOM_DRAW})
@@ -1732,12 +1739,13 @@ class Interpreter:
                                   prec=Prec.INT if receiver.prec in (Prec.UNKNOWN,) else receiver.prec,
                                   relative=False, axis=-1 if receiver.ndim is None else receiver.axis,
                                   grids=frozenset({node_key(node)}) if counts else receiver.grids,
+                                  payload_key=None,  # a running count of ones holds many values
                                   recent=receiver.recent - self.cast_candidates)  # a count, not what was cast
             return self.cast(base, dtype, node, receiver_node, frame, record=False) if dtype else base
         if name in NEW_TENSOR_METHODS:
             # ``like.new_zeros(shape, dtype=torch.float32)``: the receiver's dtype unless one is given.
             base = tensor(receiver.prec if receiver.is_tensor else Prec.UNKNOWN, receiver.origin,
-                          payload_key="ones" if name == "new_ones" else None)
+                          payload_key="ones" if name == "new_ones" else ONE_VALUE if name == "new_zeros" else None)
             dtype = self._dtype_arg(kwargs, node)
             return self.cast(base, dtype, node, node, frame, record=False) if dtype else base
         if name == "view" and args and args[0].sort is Sort.DTYPE:
@@ -1769,7 +1777,8 @@ class Interpreter:
                 return receiver.with_(roles=frozenset(), products=frozenset(), recent=frozenset())
             return UNKNOWN
         if name in PRESERVING:
-            return receiver
+            return receiver if name in VALUE_KEEPING or not _holds_one_value(receiver) \
+                else receiver.with_(payload_key=None)
         return UNKNOWN
 
     def _float_op(self, receiver: Value, node: ast.AST, frame: Frame) -> Value:
@@ -1861,7 +1870,7 @@ class Interpreter:
                             is_complex=target.is_complex,
                             payload=None if value.sort is Sort.TENSOR else value.payload,
                             payload_key=None if value.sort is Sort.TENSOR and value.payload_key not in (
-                                "parameter", "buffer") else value.payload_key)
+                                "parameter", "buffer", "ones", ONE_VALUE) else value.payload_key)
         if value.payload_key and isinstance(value.payload_key, tuple) and value.payload_key[0] == "complex-buffer":
             after = after.with_(payload=None, payload_key=None)
         if record and not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and prec.may_be_16bit \
@@ -2058,10 +2067,25 @@ def merge_all(values: Iterable[Value]) -> Value:
     return out
 
 
+def _holds_one_value(value: Value) -> bool:
+    """A tensor filled with one exact value (zeros, ones, ``full(shape, 6)``), and its casts and
+    reshapes: whatever its dtype, nothing in it collides or is rounded."""
+    return value.is_tensor and value.payload_key in ("ones", ONE_VALUE)
+
+
+def _exact_fill(fill: Optional[Value]) -> bool:
+    """A literal fill that every floating dtype holds exactly (an integer up to 256)."""
+    number = _const_number(fill) if fill is not None else None
+    return number is not None and float(number).is_integer() and abs(number) <= 256
+
+
 def _concatenated(parts: Sequence[Value], stacked: bool = False) -> Value:
     """``cat``/``stack`` of ``parts``: roles merge, and the dtype follows type promotion, so a
-    float32 part makes the result float32 (the 16-bit parts stay rounded). Stacked position grids
+    float32 part makes the result float32 (the 16-bit parts stay rounded). A part filled with one
+    value (a zero appended to a timestep) adds no values to round: the others decide. Stacked position grids
     with nothing in common (``stack([x, y], -1)``) are the coordinates of a grid with that many axes."""
+    varied = [p for p in parts if not _holds_one_value(p)]
+    parts = varied if varied and len(varied) < len(parts) else parts
     merged = merge_all(parts).with_(ndim=None, axis=None)
     groups = {p.grids for p in parts if p.grids and p.has(Role.POSITIONS)}
     if stacked and len(groups) > 1 and not any(a & b for a, b in itertools.combinations(groups, 2)):

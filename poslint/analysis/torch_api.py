@@ -39,6 +39,16 @@ PRESERVING = frozenset({
     "fill_", "fill", "zero_", "masked_scatter", "index_fill", "index_fill_",
 })
 
+# The preserving operations that also keep a tensor's values as they are (a tensor filled with
+# one value still holds only that value after them); the others (sum, cumsum, fill_, where...) do not.
+VALUE_KEEPING = frozenset({
+    "unsqueeze", "squeeze", "view", "reshape", "expand", "expand_as", "repeat", "transpose", "permute",
+    "contiguous", "flatten", "unflatten", "clone", "detach", "t", "cuda", "cpu", "requires_grad_", "narrow",
+    "flip", "roll", "repeat_interleave", "broadcast_to", "tile", "movedim", "swapaxes", "index_select", "gather",
+    "diagonal", "pin_memory", "to_dense", "view_as", "reshape_as", "squeeze_", "unsqueeze_", "__getitem__",
+    "select", "take_along_dim",
+})
+
 # Operations after which a value is no longer a position grid (a ramp, a mask, a count).
 ROLE_KILLING = frozenset({
     "clamp", "clip", "clamp_", "sigmoid", "tanh", "softmax", "log_softmax", "max", "min", "amax",
