@@ -1545,6 +1545,10 @@ class Interpreter:
             # Not (yet) an angle product: its trace lets a later cos/sin confirm it as one.
             return merge(a, b).with_(sort=Sort.TENSOR, roles=frozenset(), recent=self._trace(node, a, b))
         if effect == "preserves":
+            pattern = node.args[1] if len(node.args) > 1 else None
+            if first.is_tensor and first.ndim is not None and isinstance(pattern, ast.Constant) \
+                    and isinstance(pattern.value, str):
+                return first.with_(**_einops_axes(pattern.value, first))
             return first
         if effect == "returns-last":
             return args[-1] if args else UNKNOWN
@@ -2065,6 +2069,18 @@ def merge_all(values: Iterable[Value]) -> Value:
     for v in values[1:]:
         out = merge(out, v)
     return out
+
+
+def _einops_axes(pattern: str, value: Value) -> Dict[str, Optional[int]]:
+    """``ndim`` and ``axis`` after ``rearrange``/``repeat`` of a 1-D ``value`` by ``pattern``
+    (``"j -> 1 1 j"``: 3 dimensions, the values along the last; ``"i -> 1 i 1"``: along the second
+    to last), so that ``rearrange(j, ...) - rearrange(i, ...)`` is a key-minus-query difference as
+    the same broadcast by indexing is; unknown (None) for a pattern this does not read."""
+    left, arrow, right = pattern.partition("->")
+    names, output = left.split(), right.split()
+    if not arrow or value.ndim != 1 or len(names) != 1 or "(" in right or output.count(names[0]) != 1:
+        return dict(ndim=None, axis=None)
+    return dict(ndim=len(output), axis=output.index(names[0]) - len(output))
 
 
 def _holds_one_value(value: Value) -> bool:

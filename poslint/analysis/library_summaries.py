@@ -4,7 +4,9 @@ version of the library's source it was checked against.
 
 Effects:
 
-* ``preserves``: returns its first argument's dtype and role (shape and layout operations);
+* ``preserves``: returns its first argument's dtype and role (shape and layout operations); the
+  pattern of ``rearrange``/``repeat`` on a 1-D tensor says along which axis its values lie, so that a
+  difference of two such grids is read as relative or not, as with indexing;
 * ``returns-last``: returns its last positional argument unchanged (``typing.cast(T, value)``);
 * ``applies-rotary``: rotates its first argument by the cos/sin tables it is given, as given
   (no recomputation, no cast of the tables): returns a tensor of the first argument's dtype,
