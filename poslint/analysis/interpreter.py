@@ -1247,6 +1247,8 @@ class Interpreter:
             return None
         if _holds_one_value(pos):
             return None  # zeros, ones, full(shape, 6): one exact value has nothing to collide with or round
+        if _shared_grid_variable(pos_node, factor_node, frame):
+            return None  # index * base ** (-index / d): frequencies times their own index, no position
         if factor.is_number and not pos.is_tensor:
             return None
         if any(_is_grid_key(key) for key in pos.products & factor.products):
@@ -2081,6 +2083,15 @@ def _einops_axes(pattern: str, value: Value) -> Dict[str, Optional[int]]:
     if not arrow or value.ndim != 1 or len(names) != 1 or "(" in right or output.count(names[0]) != 1:
         return dict(ndim=None, axis=None)
     return dict(ndim=len(output), axis=output.index(names[0]) - len(output))
+
+
+def _shared_grid_variable(pos_node: ast.AST, factor_node: ast.AST, frame: Frame) -> bool:
+    """Whether both operands are computed from one grid variable (``index * base ** (-index / d)``,
+    the derivative of the frequencies with respect to their scale): no position enters then."""
+    def grid_names(node: ast.AST) -> Set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in frame.env
+                and is_grid(frame.env[n.id])}
+    return bool(grid_names(pos_node) & grid_names(factor_node))
 
 
 def _holds_one_value(value: Value) -> bool:
