@@ -49,6 +49,9 @@ from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CO
 
 # In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
 RANDOM_DRAW = (-1, -1, -1, -1)
+# What a tensor is asked for, not computed with: ``x.device``, ``x.size(1)``, ``y.to(x.dtype)``.
+METADATA_ATTRIBUTES = frozenset({"device", "dtype", "shape", "ndim", "is_cuda", "layout"})
+METADATA_CALLS = frozenset({"size", "dim", "numel", "to", "type", "type_as", "cuda", "cpu"})
 # The payload key of a tensor filled with one exact value other than one (zeros, ``full(shape, 6)``).
 ONE_VALUE = "one-value"
 
@@ -2089,9 +2092,20 @@ def _shared_grid_variable(pos_node: ast.AST, factor_node: ast.AST, frame: Frame)
     """Whether both operands are computed from one grid variable (``index * base ** (-index / d)``,
     the derivative of the frequencies with respect to their scale): no position enters then."""
     def grid_names(node: ast.AST) -> Set[str]:
-        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in frame.env
-                and is_grid(frame.env[n.id])}
+        return {name for name in _value_names(node) if name in frame.env and is_grid(frame.env[name])}
     return bool(grid_names(pos_node) & grid_names(factor_node))
+
+
+def _value_names(node: ast.AST) -> Set[str]:
+    """The names whose values ``node`` computes with: not those it only asks for a device, dtype
+    or shape (``inv_freq.to(positions.device)`` computes with ``inv_freq`` alone)."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.Attribute) and node.attr in METADATA_ATTRIBUTES:
+        return set()
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in METADATA_CALLS:
+        return _value_names(node.func.value)
+    return set().union(*(_value_names(child) for child in ast.iter_child_nodes(node)))
 
 
 def _holds_one_value(value: Value) -> bool:
