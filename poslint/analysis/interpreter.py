@@ -1155,7 +1155,7 @@ class Interpreter:
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
                              extent=_remainder_extent(op, right),
-                             series=series_ops.binary(op, left, right, result.prec.may_be_16bit),
+                             series=series_ops.binary(op, left, right, result.prec),
                              products=left.products | right.products, recent=recent,
                              is_complex=left.is_complex or right.is_complex or
                              Sort.PYCOMPLEX in (left.sort, right.sort))
@@ -1664,8 +1664,7 @@ class Interpreter:
         value = self._tensor_method(name, receiver, node, args, kwargs, frame, function_form)
         if receiver.series is None and value.series is None:
             return value
-        return value.with_(series=series_ops.after_method(name, receiver.series, value.series,
-                                                          value.prec.may_be_16bit))
+        return value.with_(series=series_ops.after_method(name, receiver.series, value.series, value.prec))
 
     def _tensor_method(self, name: str, receiver: Value, node: ast.Call, args: List[Value],
                        kwargs: Dict[str, Value], frame: Frame, function_form: bool = False) -> Value:
@@ -1875,7 +1874,7 @@ class Interpreter:
         if prec is Prec.INT:
             rounded = None
         after = value.with_(sort=Sort.TENSOR, prec=prec, origin=origin, rounded=rounded,
-                            series=series_ops.rounded(value.series, prec.may_be_16bit),
+                            series=series_ops.rounded(value.series, prec),
                             is_complex=target.is_complex,
                             payload=None if value.sort is Sort.TENSOR else value.payload,
                             payload_key=None if value.sort is Sort.TENSOR and value.payload_key not in (

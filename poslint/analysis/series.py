@@ -11,6 +11,8 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional, Tuple
 
+from poslint.analysis.lattice import Prec
+
 if TYPE_CHECKING:
     from poslint.analysis.lattice import Value
 
@@ -30,14 +32,20 @@ def bf16(x: float) -> float:
 
 @dataclass(frozen=True)
 class Series:
-    """The values, exactly, and as the code computes them when every step whose dtype may be
-    16-bit (the default dtype, the activations', an explicit bfloat16) runs in bfloat16."""
+    """The values: exactly; as the code computes them when every step in the activations' dtype, a
+    converted buffer's or an explicit 16-bit one runs in bfloat16 (``low``); and when the steps in
+    the default dtype do too (``low_default``: construction under a bfloat16 default)."""
 
     exact: Tuple[float, ...]
     low: Tuple[float, ...]
+    low_default: Tuple[float, ...]
 
     def __len__(self) -> int:
         return len(self.exact)
+
+    @property
+    def parts(self) -> Tuple[Tuple[float, ...], ...]:
+        return self.exact, self.low, self.low_default
 
 
 def integers(start: int, end: int, step: int) -> Optional[Series]:
@@ -45,14 +53,15 @@ def integers(start: int, end: int, step: int) -> Optional[Series]:
     if not step or abs((end - start) // step) > MAX_LENGTH:
         return None
     values = tuple(float(v) for v in range(start, end, step))
-    return Series(values, values) if values else None
+    return Series(values, values, values) if values else None
 
 
-def rounded(series: Optional[Series], to_16bit: bool) -> Optional[Series]:
-    """``series`` cast to a dtype that may be 16-bit (``to_16bit``) or to float32 and wider."""
-    if series is None or not to_16bit:
+def rounded(series: Optional[Series], prec: Prec) -> Optional[Series]:
+    """``series`` as a step whose result has precision ``prec`` leaves it."""
+    if series is None or not prec.may_be_16bit:
         return series
-    return Series(series.exact, tuple(bf16(v) for v in series.low))
+    low = series.low if prec is Prec.DEFAULT else tuple(bf16(v) for v in series.low)
+    return Series(series.exact, low, tuple(bf16(v) for v in series.low_default))
 
 
 def _apply(fn: Callable[..., float], *operands) -> Optional[Tuple[float, ...]]:
@@ -72,7 +81,7 @@ _BINARY = {
 }
 
 
-def _operand(value: "Value"):
+def _operand(value: Value):
     """A value's series, or the number it is (a literal or a folded one), else None."""
     if value.series is not None:
         return value.series
@@ -82,24 +91,24 @@ def _operand(value: "Value"):
     return None
 
 
-def binary(op: ast.operator, left_value: "Value", right_value: "Value", to_16bit: bool) -> Optional[Series]:
-    """``left op right`` of a series and a number (or two series of one length); ``to_16bit``
-    when the result's dtype may be 16-bit. Anything else: None."""
+def binary(op: ast.operator, left_value: Value, right_value: Value, prec: Prec) -> Optional[Series]:
+    """``left op right`` of a series and a number (or two series of one length), whose result
+    has precision ``prec``. Anything else: None."""
     fn = _BINARY.get(type(op))
     left, right = _operand(left_value), _operand(right_value)
     if fn is None or left is None or right is None or not (isinstance(left, Series) or isinstance(right, Series)):
         return None
     length = len(left) if isinstance(left, Series) else len(right)
     parts = []
-    for attr in ("exact", "low"):
-        operands = [getattr(v, attr) if isinstance(v, Series) else (float(v),) * length for v in (left, right)]
+    for i in range(3):
+        operands = [v.parts[i] if isinstance(v, Series) else (float(v),) * length for v in (left, right)]
         if any(len(values) != length for values in operands):
             return None
         values = _apply(fn, *operands)
         if values is None or not all(isinstance(v, float) and math.isfinite(v) for v in values):
             return None
         parts.append(values)
-    return rounded(Series(*parts), to_16bit)
+    return rounded(Series(*parts), prec)
 
 
 _UNARY = {
@@ -122,23 +131,24 @@ KEEPING = frozenset({
 })
 
 
-def after_method(name: str, receiver: Optional[Series], result: Optional[Series], to_16bit: bool) -> Optional[Series]:
-    """The values of ``receiver.name()`` whose result the interpreter computed as ``result``."""
+def after_method(name: str, receiver: Optional[Series], result: Optional[Series], prec: Prec) -> Optional[Series]:
+    """The values of ``receiver.name()`` whose result the interpreter computed as ``result``, of
+    precision ``prec``."""
     fn = _UNARY.get(name)
     if fn is not None:
         if receiver is None:
             return None
-        parts = [_apply(fn, getattr(receiver, attr)) for attr in ("exact", "low")]
+        parts = [_apply(fn, values) for values in receiver.parts]
         if any(p is None or not all(math.isfinite(v) for v in p) for p in parts):
             return None
-        return rounded(Series(*parts), to_16bit)
+        return rounded(Series(*parts), prec)
     return result if name in KEEPING else None
 
 
 def negated(series: Optional[Series]) -> Optional[Series]:
     if series is None:
         return None
-    return Series(tuple(-v for v in series.exact), tuple(-v for v in series.low))
+    return Series(*(tuple(-v for v in values) for values in series.parts))
 
 
 _FOLDABLE = {"log": math.log, "log2": math.log2, "log10": math.log10, "sqrt": math.sqrt, "exp": math.exp,

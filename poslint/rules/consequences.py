@@ -20,16 +20,18 @@ class FrequencyTable:
     """The frequencies a severity estimate uses, and the words that say which they are."""
 
     exact: Tuple[float, ...]
-    # As the code computes them when its 16-bit-capable steps run in bfloat16 (what a bfloat16
-    # default dtype does to the construction); the exact values where nothing rounds.
+    # What the code holds, as it computes it (each step rounded where its dtype may be 16-bit):
+    # the frequencies, or for ``divisor`` their inverses (``positions / dim_t``).
     computed: Tuple[float, ...]
     words: str
+    divisor: bool = False
 
 
 # What the estimate assumes when the code does not fix its frequencies: rounded to bfloat16, they
 # move angle k by about k x 1.22e-3 rad (1 rad by position 818; ../shared/PRECISION.md).
 ASSUMED_FREQUENCIES = FrequencyTable(tuple(10000.0 ** (-2 * i / 128) for i in range(64)),
                                      tuple(10000.0 ** (-2 * i / 128) for i in range(64)), "head dim 128, base 10000")
+
 # An angle error below this is negligible (the audit's threshold: benchmarks/AUDIT.md).
 NEGLIGIBLE_ANGLE_ERROR = 0.03
 # What rounded frequencies do when the code says neither how many positions there are nor which
@@ -56,30 +58,38 @@ def grid_extent(facts, product):
     return side, f"; a {axes}-axis grid of {ASSUMED_POSITIONS} positions ({side} per axis) is assumed"
 
 
-def frequency_table(value) -> Optional[FrequencyTable]:
+def frequency_table(value, divisor: bool = False, default_dtype: bool = False) -> Optional[FrequencyTable]:
     """The frequencies ``value`` holds when the code fixes them (``1 / base ** (arange(0, d, 2) /
-    d)`` with ``d`` and ``base`` literals or configuration defaults, ``exp(arange(n) * -c)``),
-    with words that give their dim and base; else None."""
+    d)`` with ``d`` and ``base`` literals or configuration defaults, ``exp(arange(n) * -c)``), or
+    their inverses for a ``divisor``; as computed with 16-bit activations or, with
+    ``default_dtype``, under a bfloat16 default dtype; else None."""
     series = value.series
     if series is None or not series.exact or any(v == 0 for v in series.exact):
         return None
-    magnitudes = [abs(v) for v in series.exact]
-    n = len(magnitudes)
-    ratio = magnitudes[1] / magnitudes[0] if n > 1 else None
-    geometric = ratio is not None and 0 < ratio < 1 and math.isclose(magnitudes[0], 1.0, rel_tol=1e-6) and all(
-        math.isclose(b / a, ratio, rel_tol=1e-6) for a, b in zip(magnitudes, magnitudes[1:]))
-    if geometric:
-        words = f"the code's frequencies: dim {2 * n}, base {ratio ** -n:.6g}"
-    else:
-        words = f"the code's {n} frequencies, {max(magnitudes):.3g} to {min(magnitudes):.3g}"
-    return FrequencyTable(tuple(magnitudes), tuple(abs(v) for v in series.low), words)
+    computed = tuple(abs(v) for v in (series.low_default if default_dtype else series.low))
+    exact = tuple(1 / abs(v) if divisor else abs(v) for v in series.exact)
+    return FrequencyTable(exact, computed, _described(exact), divisor)
+
+
+def _described(frequencies: Tuple[float, ...]) -> str:
+    """'the code's frequencies: dim 32, base 10000' for base ** (-2i / dim), i < dim / 2; else their
+    count and range."""
+    distinct = sorted(set(frequencies), reverse=True)
+    n = len(distinct)
+    if n > 1 and math.isclose(distinct[0], 1.0, rel_tol=1e-6):
+        ratio = distinct[1]
+        base = ratio ** -n
+        if all(math.isclose(b / a, ratio, rel_tol=1e-6) for a, b in zip(distinct, distinct[1:])) and \
+                math.isclose(base, float(f"{base:.3g}"), rel_tol=1e-6):
+            return f"the code's frequencies: dim {2 * n}, base {float(f'{base:.3g}'):g}"
+    return f"the code's {n} frequencies, {distinct[0]:.3g} to {distinct[-1]:.3g}"
 
 
 def angle_error(last: int, table: FrequencyTable, product_16bit: bool) -> float:
     """The largest angle error at positions 0..last of frequencies computed as the code does and
     rounded to bfloat16 (by a converted buffer, a cast, the default dtype); with the product
     itself in bfloat16 when ``product_16bit``."""
-    used = [bf16(f) for f in table.computed]
+    used = [1 / bf16(v) if table.divisor else bf16(v) for v in table.computed]
     if not product_16bit:
         return last * max(abs(f - g) for f, g in zip(table.exact, used))
     if (last + 1) * len(used) <= _ENUMERATED_PAIRS:
@@ -95,12 +105,14 @@ def _half_step(x: float) -> float:
     return 2.0 ** (math.floor(math.log2(x)) - 8) if x > 0 else 0.0
 
 
-def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool = False):
+def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool = False, divisor: bool = False,
+                        default_dtype: bool = False):
     """What frequencies rounded to bfloat16 do to the angles of positions 0..extent-1: ``unknown``
     when the code says neither how many positions there are nor which frequencies (``factor``, the
     value they are read from) it uses; None when the error is negligible; else the computed error,
-    with the frequencies and positions it assumes. ``product_16bit``: see :func:`angle_error`."""
-    table = frequency_table(factor) if factor is not None else None
+    with the frequencies and positions it assumes. ``product_16bit``: see :func:`angle_error`;
+    ``divisor`` and ``default_dtype``: see :func:`frequency_table`."""
+    table = frequency_table(factor, divisor, default_dtype) if factor is not None else None
     if extent is None and table is None:
         return unknown
     table = table or ASSUMED_FREQUENCIES

@@ -133,7 +133,8 @@ class Rotary(torch.nn.Module):
                 continue
             extent, assumed = grid_extent(facts, product)
             consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, factor,
-                                              product_16bit=product.result.prec.may_be_16bit)
+                                              product_16bit=product.result.prec.may_be_16bit,
+                                              divisor=product.op == "/")
             if consequence is None:
                 continue  # a grid this short turns rounded frequencies into a negligible angle error
             consequence += assumed

@@ -130,7 +130,8 @@ def rope(x, inv_freq):
             extent, assumed = grid_extent(facts, product)
             if extent is not None and extent <= BF16_EXACT_UP_TO + 1:
                 # exact positions: only the frequencies and the product round
-                consequence = rounded_frequencies(extent, "", product.factor, product_16bit=True)
+                consequence = rounded_frequencies(extent, "", product.factor, product_16bit=True,
+                                                  divisor=product.op == "/")
                 if consequence is None:
                     continue
                 consequence += assumed

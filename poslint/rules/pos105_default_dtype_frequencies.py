@@ -111,7 +111,7 @@ def frequencies(dim, base=10000.0):
             met = extents.get(node_key(creation.node))
             if creation.value.has(Role.FREQS) and origin is not None and origin.prec is Prec.DEFAULT and met:
                 extent, assumed = (None, "") if any(e is None for e, _ in met) else max(met)
-                consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, creation.value)
+                consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, creation.value, default_dtype=True)
                 if consequence is None:
                     continue  # every grid they meet is short enough for a negligible angle error
                 consequence += assumed

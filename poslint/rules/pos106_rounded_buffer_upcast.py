@@ -126,7 +126,8 @@ class Rotary(torch.nn.Module):
                     and product.factor.prec.is_float32_or_better:
                 extent, assumed = grid_extent(facts, product)
                 consequence = rounded_frequencies(extent, ANGLE_ERROR_BY_818, product.factor,
-                                                  product_16bit=product.result.prec.may_be_16bit)
+                                                  product_16bit=product.result.prec.may_be_16bit,
+                                                  divisor=product.op == "/")
                 if consequence is None:
                     continue  # a grid this short turns rounded frequencies into a negligible angle error
                 consequence += assumed
