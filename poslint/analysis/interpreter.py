@@ -1162,6 +1162,8 @@ class Interpreter:
         if isinstance(op, ast.Mult) and Sort.PYCOMPLEX in (left.sort, right.sort) and \
                 (left.has(Role.ANGLES) or right.has(Role.ANGLES)):
             value = value.with_(roles=value.roles | {Role.ROTARY_COMPLEX})
+        if _holds_one_value(value) and not all(_holds_one_value(v) or _exact_fill(v) for v in (left, right)):
+            value = value.with_(payload_key=None)  # ones * timestep holds the timesteps
         if Role.FREQS in roles or Role.SLOPES in roles:
             value = self._creation(node, value, frame)
         return value
