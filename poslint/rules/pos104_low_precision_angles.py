@@ -1,3 +1,5 @@
+import ast
+
 from poslint.analysis import Prec, Role, node_key
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import atom, float32_copy_fix, in_function_of, insert_after, replace
@@ -137,6 +139,10 @@ def move_cast_to_cos_sin(facts, cast):
     if not (cast_start <= receiver_end <= cast_end) or cast.receiver_node is cast.node:
         return None
     suffix = facts.text[receiver_end:cast_end]  # ".to(x.dtype)", ".half()", ...
+    method = cast.node.func if isinstance(cast.node, ast.Call) else None
+    if isinstance(method, ast.Attribute) and method.value is cast.receiver_node:
+        # ``(t * f).to(x.dtype)``: the receiver's closing parenthesis stays with the receiver.
+        suffix = f".{method.attr}{facts.text[facts.span(method)[1]:cast_end]}"
     edits = [replace(facts, cast.node, atom(facts, cast.receiver_node))]
     edits += [insert_after(facts, node, suffix) for node in {id(n): n for n in consumers}.values()]
     return Fix(tuple(edits), "safe", "cast cos/sin instead of the angles")
