@@ -81,6 +81,13 @@ class Frame:
     autocast_off: bool
     default: Value  # dtype value that "the default dtype" currently means
     returns: List[Value] = field(default_factory=list)
+    # At each ``return``: what the frame had stored in ``self.<attr>`` (see Interpreter.call).
+    exits: List[Dict[str, Value]] = field(default_factory=list)
+    # The ``self.<attr>`` that methods it called stored (a store of its own on one branch only
+    # stays after the branch, as before: the module holds it on later calls).
+    stored_by_calls: Set[str] = field(default_factory=set)
+    # The ``self.<attr>`` it stored on some paths only, not passed on to its caller.
+    stored_on_some_paths: Set[str] = field(default_factory=set)
     loop_depth: int = 0
     # The class ``self`` is an instance of, when a subclass runs an inherited method (its
     # overrides are what ``self.method()`` calls there).
@@ -140,6 +147,7 @@ class Interpreter:
         self.classes: Dict[str, ClassInfo] = {}
         self.globals: Dict[str, Value] = {}
         self.memo: Dict[tuple, Value] = {}
+        self._stores_of: Dict[tuple, Dict[str, Value]] = {}  # per memo key: what the call stored on self
         self.stack: List[FunctionInfo] = []
         self.recording = False
         self.analyzed: Set[int] = set()
@@ -365,14 +373,24 @@ class Interpreter:
         autocast_off = fn.autocast_off or bool(caller and caller.autocast_off)
         default = caller.default if caller else self._default_dtype(fn)
         dispatch = _subclass_instance(fn, self_value)
+        # A method called on the caller's own ``self`` sees what the caller stored there so far
+        # (a buffer registered again in float32 by a helper just before), and the caller sees
+        # what the method stored on every path through it.
+        on_self = caller is not None and self_value is not None and caller.env.get("self") is self_value
+        incoming = _stored_on_self(caller.env) if on_self else {}
         key = (id(fn), tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
-               autocast_off, default, standalone, dispatch.name if dispatch else None)
+               autocast_off, default, standalone, dispatch.name if dispatch else None,
+               tuple(sorted(incoming.items(), key=lambda kv: kv[0])))
         if key in self.memo:
+            if on_self:
+                caller.env.update(self._stores_of.get(key, {}))
+                caller.stored_by_calls.update(self._stores_of.get(key, {}))
             return self.memo[key]
         self.memo[key] = UNKNOWN  # recursion through memo
         self.analyzed.add(id(fn))
         env: Dict[str, Value] = dict(fn.closure or {})
         self._bind_params(fn, node.args, args, kwargs, env, standalone, dispatch)
+        env.update(incoming)
         # A function nothing in its own module calls runs in the phase of its caller elsewhere.
         runtime = caller.runtime if self.anchor and caller and fn.cls is None and not fn.callers else fn.runtime
         frame = Frame(fn, env, runtime=runtime, autocast_off=autocast_off, default=default, dispatch=dispatch)
@@ -382,12 +400,19 @@ class Interpreter:
                 frame.returns.append(self.eval(node.body, frame))
             else:
                 self.exec_block(node.body, frame)
+            frame.exits.append(_stored_on_self(frame.env))
         except _Return:
             pass
         except RecursionError:
             raise
         finally:
             self.stack.pop()
+        if on_self:
+            stored = {name: value for name, value in _stored_on_every_path(frame.exits, incoming).items()
+                      if name not in frame.stored_on_some_paths}
+            self._stores_of[key] = stored
+            caller.env.update(stored)
+            caller.stored_by_calls.update(stored)
         result = UNKNOWN
         for value in frame.returns:
             result = value if result is UNKNOWN else merge(result, value)
@@ -495,6 +520,7 @@ class Interpreter:
             value = self.eval(stmt.value, frame) if stmt.value else UNKNOWN
             self._escape(value)
             frame.returns.append(value)
+            frame.exits.append(_stored_on_self(frame.env))
             raise _Return()
         elif isinstance(stmt, ast.If):
             self.eval(stmt.test, frame)
@@ -639,8 +665,14 @@ class Interpreter:
                     continue  # ``if dtype is 16-bit: x = x.float()`` leaves x float32 on both paths
                 if name in merged and name in env:
                     merged[name] = merge(merged[name], env[name])
+                elif name in frame.stored_by_calls and name not in start:
+                    # A method called on one path only stored it: on the other, a read finds what
+                    # the module holds (a buffer registered again in float32 on that path only).
+                    merged.pop(name, None)
                 else:
                     merged[name] = merged.get(name) or env.get(name)
+                    if name.startswith("self.") and name not in start:
+                        frame.stored_on_some_paths.add(name)
         frame.env = merged
 
     def assign(self, target: ast.AST, value: Value, frame: Frame, value_node: Optional[ast.AST]) -> None:
@@ -733,6 +765,7 @@ class Interpreter:
         if storage != "plain" and value.sort is not Sort.TENSOR and not value.roles:
             value = UNKNOWN_TENSOR  # a buffer or parameter is a tensor, whatever computed it
         frame.env[f"self.{attr}"] = value
+        frame.stored_on_some_paths.discard(f"self.{attr}")
         self._escape(value)
         bucket = self._next_attrs.setdefault(cls.name, {})
         old = bucket.get(attr)
@@ -2107,6 +2140,22 @@ def _value_names(node: ast.AST) -> Set[str]:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in METADATA_CALLS:
         return _value_names(node.func.value)
     return set().union(*(_value_names(child) for child in ast.iter_child_nodes(node)))
+
+
+def _stored_on_self(env: Dict[str, Value]) -> Dict[str, Value]:
+    return {name: value for name, value in env.items() if name.startswith("self.")}
+
+
+def _stored_on_every_path(exits: List[Dict[str, Value]], incoming: Dict[str, Value]) -> Dict[str, Value]:
+    """What a method stored in ``self.<attr>`` on every way out of it (merged), beyond what it was given."""
+    if not exits:
+        return {}
+    stored = {}
+    for name in set.intersection(*(set(e) for e in exits)):
+        values = [e[name] for e in exits]
+        if any(v is not incoming.get(name) for v in values):
+            stored[name] = merge_all(values)
+    return stored
 
 
 def _holds_one_value(value: Value) -> bool:
