@@ -122,8 +122,12 @@ class Rotary(torch.nn.Module):
     def check(self, facts):
         for product in facts.rope_products():
             rounded = product.factor.rounded
-            if rounded is not None and rounded.prec is Prec.CONVERTED \
-                    and product.factor.prec.is_float32_or_better:
+            # Upcast on every path, or on one of two that meet here (the other using the buffer
+            # as it is, which POS102 reports at its own read).
+            raw = product.factor.origin
+            upcast = product.factor.prec.is_float32_or_better or (
+                raw is not None and raw.prec is Prec.CONVERTED and rounded is not None and raw.key != rounded.key)
+            if rounded is not None and rounded.prec is Prec.CONVERTED and upcast:
                 extent, assumed = grid_extent(facts, product)
                 consequence = rounded_frequencies(extent, ANGLE_ERROR_BY_818, product.factor,
                                                   product_16bit=product.result.prec.may_be_16bit,
