@@ -1,9 +1,9 @@
 """The project-wide analysis's caches change no finding (issue 16): the trees that the project
-prefilter's index and the units share (``Project.parsed``), the units kept between files, the
-collection run after dropping them, and the index's outlines read from the text instead of the
-tree. Every fixture project is linted in one process, in two file orders, with the caches as
-shipped and with each of them off (nothing shared, every unit dropped and collected before each
-file, every module indexed from its tree), and the findings must be the same."""
+prefilter's index and the units share (``Project.parsed``), the units kept between files, and
+the index's outlines read from the text instead of the tree. Every fixture project is linted in
+one process, in two file orders, with the caches as shipped and with each of them off (nothing
+shared, every unit dropped before each file, every module indexed from its tree), and the
+findings must be the same."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def shipped():
 
 
 @pytest.mark.parametrize("order", ["forward", "reverse"])
-@pytest.mark.parametrize("off", [(), ("MAX_PARSED_SOURCE",), ("MAX_KEPT_SOURCE", "MAX_DROPPED_SOURCE"),
-                                 ("MAX_PARSED_SOURCE", "MAX_KEPT_SOURCE", "MAX_DROPPED_SOURCE"), ("outline",)])
+@pytest.mark.parametrize("off", [(), ("MAX_PARSED_SOURCE",), ("MAX_KEPT_SOURCE",),
+                                 ("MAX_PARSED_SOURCE", "MAX_KEPT_SOURCE"), ("outline",)])
 def test_the_project_caches_change_no_finding(shipped, monkeypatch, order, off):
     for name in off:
         if name == "outline":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
@@ -201,8 +202,9 @@ class ModuleFacts:
     borrowed: List[Borrowed] = field(default_factory=list)
     dependencies: Set[str] = field(default_factory=set)
     # For another module's facts recorded by a call of the linted file: the linted file's facts,
-    # which hold the nodes of the values that call passed in.
-    linted: Optional["ModuleFacts"] = field(default=None, repr=False)
+    # which hold the nodes of the values that call passed in. Held weakly: the linted file's facts
+    # hold these (``borrowed``), and a cycle would be left to the garbage collector.
+    linted_ref: Optional["weakref.ref"] = field(default=None, repr=False)
     # What each rule finds in these facts (node keys), when another module's report needs it.
     findings_by_rule: Dict[str, Set[NodeKey]] = field(default_factory=dict, repr=False)
     _node_ids: Optional[Set[int]] = field(default=None, repr=False)
@@ -291,6 +293,6 @@ class ModuleFacts:
         return start, end
 
     def _owner(self, node: ast.AST) -> "ModuleFacts":
-        if self.linted is not None and not self.holds(node):
-            return self.linted
+        if self.linted_ref is not None and not self.holds(node):
+            return self.linted_ref()  # alive: it holds these facts
         return self

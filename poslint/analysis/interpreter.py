@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import itertools
 import math
+import weakref
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -179,9 +180,9 @@ class Interpreter:
                                  phases_elsewhere=self._phases_elsewhere if self.follows_imports else None)
         self.functions, self.classes = self.model.functions, self.model.classes
         for fn in self.model.all_functions():
-            fn.home = self
+            fn.home_ref = weakref.ref(self)
         for cls in self.classes.values():
-            cls.home = self
+            cls.home_ref = weakref.ref(self)
         self.sets_default_dtype = "set_default_" in self.facts.text
         self._module_level(tree)
 
@@ -279,7 +280,7 @@ class Interpreter:
         if borrowed is None:
             facts = ModuleFacts(tree=self.facts.tree, text=self.facts.text, index=self.facts.index, names=self.names)
             facts.rotary_products, facts.escaped = host.facts.rotary_products, host.facts.escaped
-            facts.linted = host.facts
+            facts.linted_ref = weakref.ref(host.facts)
             facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
             borrowed = host._borrowed[key] = Borrowed(self.path, facts, self.learn, anchor)
         before = host._observed(borrowed.facts)
@@ -565,7 +566,7 @@ class Interpreter:
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             # A nested function escapes with its home: called from another module, it still runs here.
             inner = FunctionInfo(stmt, f"{frame.function.qual}.{stmt.name}" if frame.function else stmt.name,
-                                 closure=frame.env, runtime=frame.runtime, home=self)
+                                 closure=frame.env, runtime=frame.runtime, home_ref=weakref.ref(self))
             inner.autocast_off = any(self.model.disables_autocast(d) for d in stmt.decorator_list)
             frame.env[stmt.name] = Value(sort=Sort.CALLABLE, payload=inner, payload_key=inner.qual)
         elif isinstance(stmt, getattr(ast, "Match", ())):
@@ -1086,7 +1087,7 @@ class Interpreter:
 
     def _eval_Lambda(self, node: ast.Lambda, frame: Frame) -> Value:
         # Its home runs it: called from another module, it still runs on this module's text.
-        fn = FunctionInfo(node, "<lambda>", closure=frame.env, runtime=frame.runtime, home=self)
+        fn = FunctionInfo(node, "<lambda>", closure=frame.env, runtime=frame.runtime, home_ref=weakref.ref(self))
         return Value(sort=Sort.CALLABLE, payload=fn, payload_key=("lambda", node_key(node)))
 
     def _eval_BinOp(self, node: ast.BinOp, frame: Frame) -> Value:

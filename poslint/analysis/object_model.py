@@ -6,6 +6,7 @@ it, and what a function's uses say about its parameters."""
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -17,11 +18,23 @@ from poslint.analysis.torch_api import (ANNOTATION_KINDS, CONSTRUCTION_ROOTS, CO
                                         MODULE_REGISTRATIONS)
 
 
+def _alive(ref: Optional["weakref.ref"]) -> object:
+    """What ``ref`` names: a function's or class's interpreter, a method's class. They are held
+    weakly, so that a module the project drops is freed by reference counting (a strong reference
+    back made each a cycle, left to the garbage collector); whoever uses one holds its owner."""
+    if ref is None:
+        return None
+    owner = ref()
+    if owner is None:
+        raise ReferenceError("a function or class of a module whose analysis was dropped")
+    return owner
+
+
 @dataclass(eq=False)
 class FunctionInfo:
     node: ast.AST  # FunctionDef | AsyncFunctionDef | Lambda
     qual: str
-    cls: Optional["ClassInfo"] = None
+    cls_ref: Optional["weakref.ref"] = None  # the class it is a method of (which holds it)
     closure: Optional[Dict[str, Value]] = None
     callers: Set[str] = field(default_factory=set)
     runtime: bool = True
@@ -30,7 +43,7 @@ class FunctionInfo:
     phase_known: bool = True
     autocast_off: bool = False
     # The interpreter of the module that defines it (another module's, for an imported function).
-    home: object = None
+    home_ref: Optional["weakref.ref"] = None
     _self_attrs: Optional[Set[str]] = field(default=None, repr=False)
 
     def self_attrs_read(self) -> Set[str]:
@@ -43,6 +56,14 @@ class FunctionInfo:
     @property
     def name(self) -> str:
         return getattr(self.node, "name", "<lambda>")
+
+    @property
+    def home(self) -> object:
+        return _alive(self.home_ref)
+
+    @property
+    def cls(self) -> Optional["ClassInfo"]:
+        return _alive(self.cls_ref)
 
 
 @dataclass(eq=False)
@@ -60,7 +81,11 @@ class ClassInfo:
     # Tensors that an override of ``_apply``/``to``/``half``... recomputes after a conversion.
     restored_attrs: Set[str] = field(default_factory=set)
     base_nodes: List[ast.AST] = field(default_factory=list)
-    home: object = None  # the interpreter of the module that defines it
+    home_ref: Optional["weakref.ref"] = None  # the interpreter of the module that defines it
+
+    @property
+    def home(self) -> object:
+        return _alive(self.home_ref)
 
     def lookup_method(self, name: str) -> Optional[FunctionInfo]:
         for cls in self.mro():
@@ -232,7 +257,7 @@ def parameter_kinds(function: ast.AST) -> Dict[str, Set[str]]:
     return kinds
 
 
-# Callers of a free function in other modules of its package (see ModuleModel.phases_elsewhere).
+# Callers of a free function in other modules of its package (see ModuleModel.compute_runtime).
 CALLED_ELSEWHERE_AT_CONSTRUCTION = "<called elsewhere at construction>"
 CALLED_ELSEWHERE_AFTER_CONSTRUCTION = "<called elsewhere after construction>"
 CALLED_ELSEWHERE = frozenset({CALLED_ELSEWHERE_AT_CONSTRUCTION, CALLED_ELSEWHERE_AFTER_CONSTRUCTION})
@@ -250,20 +275,18 @@ class ModuleModel:
         self.tree = tree
         self.names = names
         self.class_names = class_names  # every class defined in the file, at any depth
-        # A base class expression -> the class another module of the project defines, if any.
-        self.resolve_class = resolve_class
-        # A free function -> the phases (``runtime`` flags) its callers in other modules run in.
-        self.phases_elsewhere = phases_elsewhere
         self.functions: Dict[str, FunctionInfo] = {}
         self.classes: Dict[str, ClassInfo] = {}
         self.subclasses: Dict[str, List[ClassInfo]] = {}
         self.autocast_off_decorators: Set[str] = set()
         self._tables: Optional[Dict[str, List[str]]] = None
         index_module(tree)  # the subtrees that collect and compute_runtime read
-        self.collect(tree)
-        self.compute_runtime()
+        self.collect(tree, resolve_class)
+        self.compute_runtime(phases_elsewhere)
 
-    def collect(self, tree: ast.Module) -> None:
+    def collect(self, tree: ast.Module, resolve_class: Optional[Callable[[ast.AST], Optional[ClassInfo]]]) -> None:
+        """``resolve_class``: a base class expression -> the class another module of the project
+        defines, if any (not kept: it is bound to the interpreter, which holds this model)."""
         for stmt in tree.body:
             self.collect_stmt(stmt)
         for cls in self.classes.values():
@@ -272,7 +295,7 @@ class ModuleModel:
                 if name in self.classes and name != cls.name:
                     cls.bases.append(self.classes[name])
                     continue
-                imported = self.resolve_class(node) if self.resolve_class and name not in self.class_names else None
+                imported = resolve_class(node) if resolve_class and name not in self.class_names else None
                 if imported is not None:
                     cls.bases.append(imported)
                 elif name not in self.class_names and name != "object" and \
@@ -305,7 +328,7 @@ class ModuleModel:
             nested = []
             for item in flattened(stmt.body):
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    fn = FunctionInfo(item, f"{stmt.name}.{item.name}", cls)
+                    fn = FunctionInfo(item, f"{stmt.name}.{item.name}", weakref.ref(cls))
                     fn.autocast_off = any(is_autocast_off_call(d, self.names) for d in item.decorator_list)
                     cls.methods[item.name] = fn
                 elif isinstance(item, ast.ClassDef):
@@ -355,9 +378,11 @@ class ModuleModel:
                             self._tables[target.id] = [v.id for v in stmt.value.values]
         return self._tables
 
-    def compute_runtime(self) -> None:
+    def compute_runtime(self, phases_elsewhere: Optional[Callable[[FunctionInfo], Optional[Set[bool]]]]) -> None:
         """A function is construction-only when it is a construction root, or every caller
-        in this module is construction-only. Everything else may run in the forward path."""
+        in this module is construction-only. Everything else may run in the forward path.
+        ``phases_elsewhere``: a free function -> the phases (``runtime`` flags) its callers in other
+        modules run in (not kept, as ``resolve_class``)."""
         all_fns = self.all_functions()
         self.subclasses: Dict[str, List[ClassInfo]] = {}
         for cls in self.classes.values():
@@ -383,11 +408,11 @@ class ModuleModel:
         construction = {"<module>", CALLED_ELSEWHERE_AT_CONSTRUCTION}
         construction |= {fn.qual for fn in all_fns if fn.name in CONSTRUCTION_ROOTS and fn.cls}
         construction |= self._calls_from_imported_bases()
-        if self.phases_elsewhere is not None:
+        if phases_elsewhere is not None:
             for fn in self.functions.values():
                 if not fn.callers:  # a free function this module never calls: maybe its package does
                     fn.callers |= {CALLED_ELSEWHERE_AFTER_CONSTRUCTION if runtime else CALLED_ELSEWHERE_AT_CONSTRUCTION
-                                   for runtime in self.phases_elsewhere(fn) or ()}
+                                   for runtime in phases_elsewhere(fn) or ()}
         changed = True
         while changed:
             changed = False

@@ -17,7 +17,6 @@ Nothing is imported or executed: modules are read as text and parsed with :mod:`
 from __future__ import annotations
 
 import ast
-import gc
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -35,11 +34,9 @@ from poslint.core.source import LineIndex
 MAX_REEXPORTS = 8
 # Imported modules kept between hosts, least recently used dropped first, up to this much source
 # (their trees and facts take some 20 times as much memory): a module's analysis depends on its
-# text alone, so one read again gives the same result.
+# text alone, so one read again gives the same result. A dropped unit is freed at once: nothing
+# it made refers back to it strongly (``home``, ``cls`` and ``linted`` are weak references).
 MAX_KEPT_SOURCE = 8_000_000
-# Dropped units' source after which the garbage collector is run (each costs a full collection;
-# until then the dropped units' memory stays taken: 2 MB of source is some 50 MB).
-MAX_DROPPED_SOURCE = 2_000_000
 # Trees parsed lately, kept beyond what the units hold up to this much source, so that a module
 # the project prefilter's index had to parse (poslint.engine.imports; it reads most modules'
 # outlines from their text) shares that parse with its unit: the last tree parsed is kept.
@@ -98,7 +95,6 @@ class Project:
     consulted: Set[str] = field(default_factory=set)
     _checked: Set[str] = field(default_factory=set)  # units found unchanged on disk for this host
     _trees: "OrderedDict[str, Tuple[str, ast.Module]]" = field(default_factory=OrderedDict)  # path -> (text, tree)
-    _dropped: int = 0  # source of the units dropped since the last collection
 
     def begin(self, module: Optional[str], interpreter: Interpreter) -> None:
         self.host_module, self.host, self.consulted, self._checked = module, interpreter, set(), set()
@@ -106,14 +102,7 @@ class Project:
         for module in [m for m, unit in self._units.items() if unit is not None]:  # oldest first
             if kept <= MAX_KEPT_SOURCE:
                 break
-            dropped = len(self._units.pop(module).facts.text)
-            kept -= dropped
-            self._dropped += dropped
-        if self._dropped > MAX_DROPPED_SOURCE:
-            # A unit is a cycle (its functions name their interpreter): only the collector frees
-            # it, and with the engine's GC tuning a full collection is rare.
-            gc.collect()
-            self._dropped = 0
+            kept -= len(self._units.pop(module).facts.text)
 
     def unit(self, module: str) -> Optional[Unit]:
         if module in self._units and module not in self._checked:
