@@ -7,14 +7,16 @@ this process, with the project-wide analysis's entry points timed, and prints on
 seconds spent loading imported modules (parse, object model, module level), in the project
 prefilter (and its definition index: outlining or parsing modules, and reading the texts of the
 definitions asked for), in imported modules' own runs, the whole run, the peak RSS, how many
-modules were loaded (and loaded again after being dropped), and how many parses the index and the
-units made. A script, not a test: the figures depend on the machine.
+modules were loaded (and loaded again after being dropped), how many parses the index and the
+units made, and the garbage collector's full passes (how many, their CPU time, what they
+freed). A script, not a test: the figures depend on the machine.
 """
 
 from __future__ import annotations
 
 import atexit
 import collections
+import gc
 import os
 import resource
 import sys
@@ -28,6 +30,7 @@ from poslint.engine import imports
 spent: collections.Counter = collections.Counter()
 loads: collections.Counter = collections.Counter()
 parsed: set = set()
+full_passes = {"count": 0, "seconds": 0.0, "freed": 0, "started": 0.0}
 
 
 def timed(owner, name: str, label: str, when=lambda *args: True):
@@ -58,6 +61,18 @@ def counted_parse(original):
     return parse
 
 
+def watch_full_passes(phase: str, info: dict) -> None:
+    if info["generation"] != 2:
+        return
+    if phase == "start":
+        full_passes["started"] = time.process_time()
+    else:
+        full_passes["count"] += 1
+        full_passes["seconds"] += time.process_time() - full_passes["started"]
+        full_passes["freed"] += info["collected"]
+
+
+gc.callbacks.append(watch_full_passes)
 project.Project._load = counted_load(project.Project._load)
 project.parse_module = counted_parse(project.parse_module)
 timed(project.Project, "_load", "loading imported modules")
@@ -76,6 +91,8 @@ def report() -> None:
         print(f"  {label}: {seconds:.2f} s", file=sys.stderr)
     print(f"  modules loaded: {sum(loads.values())} ({len(loads)} distinct); {parses} parses of {len(parsed)} files",
           file=sys.stderr)
+    print(f"  full garbage collections: {full_passes['count']}, {full_passes['seconds']:.2f} s, "
+          f"{full_passes['freed']} objects freed", file=sys.stderr)
 
 
 if __name__ == "__main__":
