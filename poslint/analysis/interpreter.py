@@ -152,6 +152,7 @@ class Interpreter:
         self.stack: List[FunctionInfo] = []
         self.recording = False
         self.analyzed: Set[int] = set()
+        self.analyzed_after_construction: Set[int] = set()  # called in forward, or on their own
         self._seen_facts: Set[tuple] = set()
         self._integer_names: Dict[int, Set[str]] = {}
         self._kinds_by_function: Dict[int, Dict[str, Set[str]]] = {}
@@ -209,6 +210,7 @@ class Interpreter:
             self._next_attrs = {}
             self._module_level(tree)
             self.analyzed: Set[int] = set()
+            self.analyzed_after_construction: Set[int] = set()
             for fn in entries:
                 self.call(fn, [], {}, None, None, standalone=True)
             for cls, root in inherited:
@@ -219,6 +221,12 @@ class Interpreter:
             # function, a decorator's wrapper) are analysed on their own.
             for fn in self.model.all_functions():
                 if id(fn) not in self.analyzed:
+                    self.call(fn, [], {}, None, None, standalone=True)
+            # A method that also runs after construction, reached so far only from construction
+            # (an override that an imported base's forward calls), whose stores there model.to()
+            # converts before forward: analysed on its own as forward code.
+            for fn in self.model.all_functions():
+                if fn.runtime and id(fn) not in self.analyzed_after_construction:
                     self.call(fn, [], {}, None, None, standalone=True)
         self.facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
         self.facts.rotations = self.sinks.cos & self.sinks.sin
@@ -377,7 +385,11 @@ class Interpreter:
         # A method called on the caller's own ``self`` sees what the caller stored there so far
         # (a buffer registered again in float32 by a helper just before), and the caller sees
         # what the method stored on every path through it.
+        # A function nothing in its own module calls runs in the phase of its caller elsewhere.
+        runtime = caller.runtime if self.anchor and caller and fn.cls is None and not fn.callers else fn.runtime
         on_self = caller is not None and self_value is not None and caller.env.get("self") is self_value
+        if runtime and (caller is None or caller.runtime):
+            self.analyzed_after_construction.add(id(fn))
         incoming = _stored_on_self(caller.env) if on_self else {}
         key = (id(fn), tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
                autocast_off, default, standalone, dispatch.name if dispatch else None,
@@ -392,8 +404,6 @@ class Interpreter:
         env: Dict[str, Value] = dict(fn.closure or {})
         self._bind_params(fn, node.args, args, kwargs, env, standalone, dispatch)
         env.update(incoming)
-        # A function nothing in its own module calls runs in the phase of its caller elsewhere.
-        runtime = caller.runtime if self.anchor and caller and fn.cls is None and not fn.callers else fn.runtime
         frame = Frame(fn, env, runtime=runtime, autocast_off=autocast_off, default=default, dispatch=dispatch)
         self.stack.append(fn)
         try:
@@ -1394,6 +1404,14 @@ class Interpreter:
                 frame.env[func.value.id] = Value(sort=Sort.OTHER, roles=container.roles | added)
             return UNKNOWN
 
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
+                isinstance(func.value.func, ast.Name) and func.value.func.id == "super" and frame.cls:
+            # ``super().m(...)``: the base's method, on the same ``self``.
+            self._call_site = node
+            for base in frame.cls.bases:
+                method = base.lookup_method(func.attr)
+                if method:
+                    return self.call(method, args, kwargs, frame.env.get("self"), frame)
         callee = self.eval(func, frame)
         self._call_site = node
         if callee.sort is Sort.CALLABLE:
@@ -1419,12 +1437,6 @@ class Interpreter:
                 return self.call(forward, args, kwargs, callee, frame)
         if isinstance(func, ast.Name) and func.id == "super":
             return Value(sort=Sort.OTHER)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
-                isinstance(func.value.func, ast.Name) and func.value.func.id == "super" and frame.cls:
-            for base in frame.cls.bases:
-                method = base.lookup_method(func.attr)
-                if method:
-                    return self.call(method, args, kwargs, frame.env.get("self"), frame)
         return UNKNOWN
 
     def _dtype_arg(self, kwargs: Dict[str, Value], node: Optional[ast.Call] = None) -> Optional[Value]:
