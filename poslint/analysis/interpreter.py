@@ -535,6 +535,9 @@ class Interpreter:
             raise _Return()
         elif isinstance(stmt, ast.If):
             self.eval(stmt.test, frame)
+            if self._not_a_tensor_test(stmt.test, frame):
+                self.exec_block(stmt.orelse, frame)  # ``if torch.is_tensor(n):`` with n a Python number
+                return
             narrowing = self._guard_narrowing(stmt.test, frame)
             narrowing[0].update(self._isinstance_narrowing(stmt.test))
             self._branches(frame, [stmt.body, stmt.orelse], narrowing=narrowing,
@@ -592,6 +595,18 @@ class Interpreter:
         finally:
             frame.loop_depth -= 1
         self._branches(frame, [stmt.orelse, []])
+
+    def _not_a_tensor_test(self, test: ast.AST, frame: Frame) -> bool:
+        """Whether ``test`` asks if a name holding a Python number is a tensor
+        (``torch.is_tensor(seq)``, ``isinstance(seq, torch.Tensor)``): then it is false."""
+        if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)):
+            return False
+        qual = self.names.qualname(test.func)
+        asks = qual == "torch.is_tensor" or (
+            isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2
+            and self.names.qualname(test.args[1]) == "torch.Tensor")
+        value = frame.env.get(test.args[0].id)
+        return asks and value is not None and value.sort in (Sort.PYINT, Sort.PYFLOAT)
 
     def _isinstance_narrowing(self, test: ast.AST) -> Dict[str, Value]:
         """``isinstance(pos, int)`` makes ``pos`` a Python int in the ``if`` body."""
