@@ -41,6 +41,8 @@ MAX_MODULE_BYTES = 4 * 1024 * 1024
 # Texts kept per process, and definition indexes (small); past this many, they are read again.
 MAX_KEPT = 512
 MAX_DEFINITION_INDEXES = 4096
+# Modules of one package whose importers are searched file by file before its whole import index is read.
+MAX_IMPORT_SCANS = 8
 
 
 def module_of(path: str, src_roots: Sequence[str]) -> Tuple[Optional[str], bool, Optional[str]]:
@@ -93,7 +95,11 @@ class ProjectFiles:
         self.host: Tuple[Optional[str], bool] = (None, False)  # its module name, and whether it is a package
         # (roots, module, name) -> whether the name may carry a role (see imports_may_matter)
         self.matters: Dict[Tuple[Tuple[str, ...], str, str], bool] = {}
-        self._import_indexes: Dict[str, Dict[str, List[Tuple[str, str, Optional[frozenset]]]]] = {}  # see importers
+        # For importers: each package's files, the imports of the modules asked about, and (past
+        # MAX_IMPORT_SCANS of them) the package's whole import index.
+        self._package_listings: Dict[str, List[Tuple[str, str, bool]]] = {}
+        self._scanned: Dict[str, Dict[str, List[Tuple[str, str, Optional[frozenset]]]]] = {}
+        self._import_indexes: Dict[str, Dict[str, List[Tuple[str, str, Optional[frozenset]]]]] = {}
 
     def for_host(self, path: str) -> Tuple[Optional[str], bool]:
         """Prepare to analyse the file at ``path``: its module name and whether it is a package."""
@@ -177,7 +183,7 @@ class ProjectFiles:
         if init is None or os.path.basename(init) != "__init__.py":
             return []
         found = set()
-        for importer, path, names in self._import_index(os.path.dirname(init), top).get(module, ()):
+        for importer, path, names in self._imports_of(os.path.dirname(init), top, module):
             if importer == module:
                 continue
             if names is not None:
@@ -187,41 +193,66 @@ class ProjectFiles:
                 found.add(importer)
         return sorted(found)
 
-    def _import_index(self, directory: str, top: str) -> Dict[str, List[Tuple[str, str, Optional[frozenset]]]]:
-        """For each module that the package in ``directory`` (named ``top``) imports from: its
-        importers, as ``(module, path, names imported from it or None)``. Read once per package;
-        an import is found by the same regular expressions as the project prefilter's."""
-        if directory in self._import_indexes:
-            return self._import_indexes[directory]
+    def _imports_of(self, directory: str, top: str, module: str) -> List[Tuple[str, str, Optional[frozenset]]]:
+        """The imports of ``module`` in the package in ``directory`` (named ``top``), as
+        ``(importer, path, names imported from it or None)``. Each of the first
+        :data:`MAX_IMPORT_SCANS` modules asked about reads only the files whose bytes name the
+        module's last part (every import of it does); after that the package's whole import index
+        is made once (reading every import costs some ten scans)."""
+        index = self._import_indexes.get(directory)
+        if index is not None:
+            return index.get(module, [])
+        known = self._scanned.setdefault(directory, {})
+        if module not in known:
+            if len(known) >= MAX_IMPORT_SCANS:
+                self._import_indexes[directory] = index = self._read_imports(directory, top, None)
+                return index.get(module, [])
+            known[module] = self._read_imports(directory, top, module.rpartition(".")[2].encode()).get(module, [])
+        return known[module]
+
+    def _read_imports(self, directory: str, top: str, mentioned: Optional[bytes]
+                      ) -> Dict[str, List[Tuple[str, str, Optional[frozenset]]]]:
+        """For each module that the package's files (those whose bytes hold ``mentioned``, or
+        all) import from: its importers, as ``(module, path, names imported or None)``, found by
+        the same regular expressions as the project prefilter's."""
         index: Dict[str, List[Tuple[str, str, Optional[frozenset]]]] = {}
-        real_root = os.path.realpath(directory)
-        for folder, subfolders, filenames in os.walk(directory):
-            subfolders[:] = sorted(d for d in subfolders if d.isidentifier())
-            below = os.path.relpath(folder, directory)
-            parts = [top] + ([] if below == os.curdir else below.split(os.sep))
-            for filename in sorted(filenames):
-                stem, extension = os.path.splitext(filename)
-                path = os.path.join(folder, filename)
-                if extension != ".py" or not stem.isidentifier() or not _inside(os.path.realpath(path), real_root):
-                    continue
-                try:
-                    if os.path.getsize(path) > MAX_MODULE_BYTES:
-                        continue
-                    data = read_source(path)
-                except OSError:
-                    continue
-                if b"import" not in data:
-                    continue
-                is_package = stem == "__init__"
-                importer = ".".join(parts if is_package else [*parts, stem])
-                text = data.decode("utf-8", "replace")
-                for imported, names in _imports_in(text, package_of(importer, is_package)):
-                    listed = frozenset(sys.intern(n) for n in names) if names is not None else None
-                    index.setdefault(imported, []).append((importer, path, listed))
-                    for submodule in names or ():  # ``from pkg import pos_utils``, then ``pos_utils.f``
-                        index.setdefault(f"{imported}.{submodule}", []).append((importer, path, None))
-        self._import_indexes[directory] = index
+        for importer, path, is_package in self._package_files(directory, top):
+            try:
+                data = read_source(path)
+            except OSError:
+                continue
+            if b"import" not in data or (mentioned is not None and mentioned not in data):
+                continue
+            for imported, names in _imports_in(data.decode("utf-8", "replace"), package_of(importer, is_package)):
+                listed = frozenset(sys.intern(n) for n in names) if names is not None else None
+                index.setdefault(imported, []).append((importer, path, listed))
+                for submodule in names or ():  # ``from pkg import pos_utils``, then ``pos_utils.f``
+                    index.setdefault(f"{imported}.{submodule}", []).append((importer, path, None))
         return index
+
+    def _package_files(self, directory: str, top: str) -> List[Tuple[str, str, bool]]:
+        """``(module, path, is_package)`` of each module file of the package (listed once)."""
+        if directory not in self._package_listings:
+            listing = []
+            real_root = os.path.realpath(directory)
+            for folder, subfolders, filenames in os.walk(directory):
+                subfolders[:] = sorted(d for d in subfolders if d.isidentifier())
+                below = os.path.relpath(folder, directory)
+                parts = [top] + ([] if below == os.curdir else below.split(os.sep))
+                for filename in sorted(filenames):
+                    stem, extension = os.path.splitext(filename)
+                    path = os.path.join(folder, filename)
+                    if extension != ".py" or not stem.isidentifier() or not _inside(os.path.realpath(path), real_root):
+                        continue
+                    try:
+                        if os.path.getsize(path) > MAX_MODULE_BYTES:
+                            continue
+                    except OSError:
+                        continue
+                    is_package = stem == "__init__"
+                    listing.append((".".join(parts if is_package else [*parts, stem]), path, is_package))
+            self._package_listings[directory] = listing
+        return self._package_listings[directory]
 
     # ---- the project prefilter ----------------------------------------------------------------
 
