@@ -793,7 +793,11 @@ class Interpreter:
         frame.env[f"self.{attr}"] = value
         frame.stored_on_some_paths.discard(f"self.{attr}")
         self._escape(value)
-        bucket = self._next_attrs.setdefault(cls.name, {})
+        # Stored for the subclass whose instance runs the method (a base's constructor building
+        # what the subclass's hook returns), when that subclass is this module's.
+        owner = frame.dispatch if frame.dispatch is not None and frame.dispatch.name in self.classes \
+            and self.classes[frame.dispatch.name] is frame.dispatch else cls
+        bucket = self._next_attrs.setdefault(owner.name, {})
         old = bucket.get(attr)
         if old:
             rank = {"buffer": 2, "parameter": 2, "plain": 0}
@@ -967,7 +971,8 @@ class Interpreter:
         if key in frame.env:
             return frame.env[key]
         cls = frame.cls
-        found = cls.lookup_attr(name)
+        # A subclass running its base's method: what its own construction stored comes first.
+        found = (frame.dispatch or cls).lookup_attr(name)
         method = (frame.dispatch or cls).lookup_method(name)
         if found is None:
             if method is not None:
