@@ -50,6 +50,8 @@ from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CO
 
 # In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
 RANDOM_DRAW = (-1, -1, -1, -1)
+# In the call memo, next to a call's result: what it stored on ``self``, under (STORES_ON_SELF, key).
+STORES_ON_SELF = "stores-on-self"
 # What a tensor is asked for, not computed with: ``x.device``, ``x.size(1)``, ``y.to(x.dtype)``.
 METADATA_ATTRIBUTES = frozenset({"device", "dtype", "shape", "ndim", "is_cuda", "layout"})
 METADATA_CALLS = frozenset({"size", "dim", "numel", "to", "type", "type_as", "cuda", "cpu"})
@@ -147,8 +149,7 @@ class Interpreter:
         self.functions: Dict[str, FunctionInfo] = {}
         self.classes: Dict[str, ClassInfo] = {}
         self.globals: Dict[str, Value] = {}
-        self.memo: Dict[tuple, Value] = {}
-        self._stores_of: Dict[tuple, Dict[str, Value]] = {}  # per memo key: what the call stored on self
+        self.memo: Dict[tuple, object] = {}  # call key -> result; (STORES_ON_SELF, key) -> its stores on self
         self.stack: List[FunctionInfo] = []
         self.recording = False
         self.analyzed: Set[int] = set()
@@ -396,8 +397,9 @@ class Interpreter:
                tuple(sorted(incoming.items(), key=lambda kv: kv[0])))
         if key in self.memo:
             if on_self:
-                caller.env.update(self._stores_of.get(key, {}))
-                caller.stored_by_calls.update(self._stores_of.get(key, {}))
+                stored = self.memo.get((STORES_ON_SELF, key), {})  # kept, cleared and swapped with the memo
+                caller.env.update(stored)
+                caller.stored_by_calls.update(stored)
             return self.memo[key]
         self.memo[key] = UNKNOWN  # recursion through memo
         self.analyzed.add(id(fn))
@@ -421,7 +423,7 @@ class Interpreter:
         if on_self:
             stored = {name: value for name, value in _stored_on_every_path(frame.exits, incoming).items()
                       if name not in frame.stored_on_some_paths}
-            self._stores_of[key] = stored
+            self.memo[(STORES_ON_SELF, key)] = stored
             caller.env.update(stored)
             caller.stored_by_calls.update(stored)
         result = UNKNOWN
