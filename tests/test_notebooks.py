@@ -77,7 +77,7 @@ def test_findings_are_reported_as_path_cell_line_col():
     row, col = class_position("POS101")
     lines = result.stdout.splitlines()
     assert lines[0] == (f"rope.ipynb:cell 4:{row}:{col}: POS101 [*] positions take the dtype of buffer 'inv_freq'; "
-                        "after model.to(torch.bfloat16) only 641 of its 2048 positions stay distinct in bfloat16")
+                        "after model.to(torch.bfloat16) only 897 of 8192 positions stay distinct in bfloat16")
     assert [line.split(": ")[1].split()[0] for line in lines] == ["POS101", "POS103", "POS102"]
     assert all(line.startswith("rope.ipynb:cell 4:") for line in lines)  # not in the %%bash cell
 

@@ -155,7 +155,7 @@ ROLE_BIRTHS_REVIEWED = {
     # POSITIONS: guessed angles that a product with FREQS takes as its positions (it has a factor)
     "product": ("ANGLES", "BIAS", "FREQS", "POSITIONS", "SLOPES"),
     # FREQS: exp of POSITIONS/FREQ_INDEX (3), exp of a linspace of logarithms (3), reciprocal of a growth
-    "tensor_method": ("FREQS", "FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
+    "_tensor_method": ("FREQS", "FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
     # ROTARY_COMPLEX: polar, and view_as_complex/complex of cos/sin (TRIG, which needs a product)
     "torch_function": ("FREQS", "POW2", "POW2", "ROTARY_COMPLEX", "ROTARY_COMPLEX", "SLOPES"),
 }
