@@ -43,10 +43,10 @@ from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_held, negated, operand_identity, power_role, sign_of,
                                     unknown_operand)
-from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT, DTYPES, INDEXING_CALLS,
-                                        LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, PRESERVING,
-                                        PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING, TENSOR_TYPES, TRANSFORMING, TRIG,
-                                        VALUE_KEEPING)
+from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
+                                        DTYPES, INDEXING_CALLS, LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS,
+                                        NEW_TENSOR_METHODS, PRESERVING, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
+                                        TENSOR_TYPES, TRANSFORMING, TRIG, VALUE_KEEPING)
 
 # In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
 RANDOM_DRAW = (-1, -1, -1, -1)
