@@ -252,8 +252,7 @@ class Interpreter:
         """The phases in which the other modules of this module's package call its function ``fn``."""
         if not self.module_name:
             return None
-        lines = self.facts.text.splitlines()[fn.node.lineno - 1:fn.node.end_lineno]
-        return self.project.phases_elsewhere(self.module_name, fn.name, "\n".join(lines))
+        return self.project.phases_elsewhere(self.module_name, fn.name, self.facts.source(fn.node))
 
     def _imported(self, qual: str) -> Optional[object]:
         """What an imported dotted name is in the project (see Project.definition), if followed."""
