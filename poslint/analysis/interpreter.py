@@ -76,6 +76,10 @@ DEVICE = Value(sort=Sort.OTHER, payload_key="device")  # t.device: a .to() of it
 # Interpreter state
 
 
+# The key in a call's keyword arguments that stands for a ``**mapping`` unpacked into it.
+UNPACKED_KEYWORDS = "**"
+
+
 @dataclass
 class Frame:
     function: Optional[FunctionInfo]
@@ -441,28 +445,48 @@ class Interpreter:
             positional, defaults = positional[1:], defaults[1:]
         default_frame = Frame(None, dict(self.globals), runtime=False, autocast_off=False,
                               default=self._default_dtype())
+        # A constructor run on its own binds what the module's instantiations pass, where each
+        # passes a literal (``Embedding(128, normalize=True)``).
+        instantiated = self.model.instantiation_arguments(fn) \
+            if standalone and fn.name == "__init__" and dispatch in (None, fn.cls) else None
+
+        def unpassed(param: ast.arg, default: Optional[ast.AST]) -> Value:
+            if instantiated is not None:
+                literal = self._literal_arguments(instantiated.get(param.arg, ()), default, default_frame)
+                if literal is not None:
+                    return literal
+            if default is None:
+                return self._unbound_param(fn, param)
+            value = self.eval(default, default_frame)
+            # A flag's default is only what a caller that leaves it gets: a function run on its
+            # own, or called with ``**kwargs``, may get either value, so no branch on it is settled.
+            unsure = standalone or UNPACKED_KEYWORDS in kwargs
+            return Value(sort=Sort.OTHER) if unsure and isinstance(value.payload_key, bool) else value
+
         for i, param in enumerate(positional):
             if i < len(args):
                 value = args[i]
             elif param.arg in kwargs:
                 value = kwargs[param.arg]
-            elif defaults[i] is not None:
-                value = self.eval(defaults[i], default_frame)
             else:
-                value = self._unbound_param(fn, param)
+                value = unpassed(param, defaults[i])
             env[param.arg] = value
         for param, default in zip(spec.kwonlyargs, spec.kw_defaults):
-            if param.arg in kwargs:
-                value = kwargs[param.arg]
-            elif default is not None:
-                value = self.eval(default, default_frame)
-            else:
-                value = self._unbound_param(fn, param)
-            env[param.arg] = value
+            env[param.arg] = kwargs[param.arg] if param.arg in kwargs else unpassed(param, default)
         if spec.vararg:
             env[spec.vararg.arg] = UNKNOWN
         if spec.kwarg:
             env[spec.kwarg.arg] = UNKNOWN
+
+    def _literal_arguments(self, passed: Sequence[Optional[ast.AST]], default: Optional[ast.AST],
+                           frame: Frame) -> Optional[Value]:
+        """The literal that every instantiation passes (a call that leaves the parameter passes its
+        default); None unless they all pass the same literal."""
+        nodes = [default if node is None else node for node in passed]
+        if not nodes or not all(_is_literal(node) for node in nodes):
+            return None
+        values = {self.eval(node, frame) for node in nodes}
+        return values.pop() if len(values) == 1 else None
 
     def _inherited_construction(self) -> List[Tuple[ClassInfo, FunctionInfo]]:
         """(subclass, inherited construction root) pairs where the root calls, on ``self``, a
@@ -536,6 +560,10 @@ class Interpreter:
             raise _Return()
         elif isinstance(stmt, ast.If):
             self.eval(stmt.test, frame)
+            settled = self._settled_flag(stmt.test, frame)
+            if settled is not None:
+                self.exec_block(stmt.body if settled else stmt.orelse, frame)
+                return
             if self._not_a_tensor_test(stmt.test, frame):
                 self.exec_block(stmt.orelse, frame)  # ``if torch.is_tensor(n):`` with n a Python number
                 return
@@ -596,6 +624,18 @@ class Interpreter:
         finally:
             frame.loop_depth -= 1
         self._branches(frame, [stmt.orelse, []])
+
+    def _settled_flag(self, test: ast.AST, frame: Frame) -> Optional[bool]:
+        """The value of a test on a local or ``self.<attr>`` flag that holds one known boolean
+        (a constructor flag every instantiation sets alike, a literal default a caller left),
+        negations included; None for any other test."""
+        negated = False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, not negated
+        if not ((isinstance(test, ast.Name) and test.id in frame.env) or (is_self_attr(test) and frame.cls)):
+            return None
+        key = self.eval(test, frame).payload_key
+        return key != negated if isinstance(key, bool) else None
 
     def _not_a_tensor_test(self, test: ast.AST, frame: Frame) -> bool:
         """Whether ``test`` asks if a name holding a Python number is a tensor
@@ -1094,6 +1134,9 @@ class Interpreter:
 
     def _eval_IfExp(self, node: ast.IfExp, frame: Frame) -> Value:
         self.eval(node.test, frame)
+        settled = self._settled_flag(node.test, frame)
+        if settled is not None:
+            return self.eval(node.body if settled else node.orelse, frame)
         narrowing = self._guard_narrowing(node.test, frame)
         values = []
         for i, branch in enumerate((node.body, node.orelse)):
@@ -1370,6 +1413,7 @@ class Interpreter:
         for k in node.keywords:
             if k.arg is None:
                 self.eval(k.value, frame)
+                kwargs[UNPACKED_KEYWORDS] = UNKNOWN  # any parameter may be passed: none takes its default for sure
         if "attn_mask" in kwargs:  # scaled_dot_product_attention and friends take the bias as a mask
             self.sinks.reach_attention(kwargs["attn_mask"])
 
@@ -2335,6 +2379,12 @@ def _reshape_axes(name: str, value: Value, node: ast.Call, frame: Frame, interp)
             return len(dims), non_one[0] - len(dims)
         return len(dims), None
     return None, None
+
+
+def _is_literal(node: Optional[ast.AST]) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and not isinstance(node.value, (bytes, type(Ellipsis)))
 
 
 def _const_int(node: ast.AST) -> Optional[int]:

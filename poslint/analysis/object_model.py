@@ -484,6 +484,30 @@ class ModuleModel:
         out.sort(key=lambda f: (f.runtime, f.qual))
         return out
 
+    def instantiation_arguments(self, init: FunctionInfo) -> Optional[Dict[str, List[Optional[ast.AST]]]]:
+        """For each parameter of the constructor ``init``, what every instantiation of its class in
+        this module passes (None where a call leaves the default). None when the module never
+        instantiates the class, or a call unpacks ``*args`` or ``**kwargs``."""
+        cls = init.cls
+        if cls is None or self.classes.get(cls.name) is not cls or isinstance(init.node, ast.Lambda):
+            return None
+        calls = index_module(self.tree).calls_by_name.get(cls.name)
+        if not calls:
+            return None
+        spec = init.node.args
+        positional = (list(spec.posonlyargs) + list(spec.args))[1:]
+        passed: Dict[str, List[Optional[ast.AST]]] = {p.arg: [] for p in positional + list(spec.kwonlyargs)}
+        for call in calls:
+            keywords = {k.arg: k.value for k in call.keywords}
+            if None in keywords or any(isinstance(a, ast.Starred) for a in call.args) or \
+                    (len(call.args) > len(positional) and spec.vararg is None):
+                return None
+            for i, param in enumerate(positional):
+                passed[param.arg].append(call.args[i] if i < len(call.args) else keywords.get(param.arg))
+            for param in spec.kwonlyargs:
+                passed[param.arg].append(keywords.get(param.arg))
+        return passed
+
     def calls_in(self, node: ast.AST) -> Iterable[ast.Call]:
         """The calls under ``node`` (a function or lambda), nested functions included."""
         return [child for child in walk(node) if isinstance(child, ast.Call)]

@@ -19,7 +19,7 @@ from array import array
 from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Iterator, List, Set
+from typing import Dict, Iterator, List, Set
 
 # The nodes whose subtrees are listed.
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -55,6 +55,7 @@ class ModuleIndex:
     imports: List[ast.AST] = field(default_factory=list)  # Import and ImportFrom, in ast.walk order
     class_names: Set[str] = field(default_factory=set)  # every class defined, at any depth
     top_level_calls: List[ast.Call] = field(default_factory=list)  # calls outside every scope
+    calls_by_name: Dict[str, List[ast.Call]] = field(default_factory=dict)  # ``name(...)``, by the name called
     ids: NodeIds = field(default_factory=NodeIds)  # of every node of the tree
 
 
@@ -79,8 +80,11 @@ def index_module(tree: ast.Module) -> ModuleIndex:
                 index.class_names.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             index.imports.append(node)
-        elif not enclosing and isinstance(node, ast.Call):
-            index.top_level_calls.append(node)
+        elif isinstance(node, ast.Call):
+            if not enclosing:
+                index.top_level_calls.append(node)
+            if isinstance(node.func, ast.Name):
+                index.calls_by_name.setdefault(node.func.id, []).append(node)
         for name in node._fields:  # what ast.iter_child_nodes yields, in its order
             value = getattr(node, name, None)
             if isinstance(value, ast.AST):
