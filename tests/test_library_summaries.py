@@ -105,10 +105,42 @@ def test_typing_cast_returns_its_value():
     assert codes(CAST.format(wrap="cast(torch.Tensor, t)")) == codes(CAST.format(wrap="t")) == ["POS101", "POS102"]
 
 
+ODE = """
+import math
+import torch
+from torch import nn
+from torchdiffeq import {solver}
+
+
+class Embed(nn.Module):
+    def forward(self, t):
+        freqs = torch.exp(torch.arange(64, device=t.device).float() * -(math.log(10000) / 63))
+        angles = 1000 * t[:, None] * freqs[None]
+        return torch.cat((angles.sin(), angles.cos()), dim=-1)
+
+
+class Sampler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = Embed()
+
+    def sample(self, steps):
+        grid = torch.linspace(0, 1, steps, dtype=torch.float32)
+        return {solver}(lambda t, y: y + self.embed(t[None]), {state}, grid)
+"""
+
+
+@pytest.mark.parametrize("solver", ["odeint", "odeint_adjoint"])
+def test_an_ode_solver_calls_its_function_on_times_in_the_state_dtype(solver):
+    # The solver casts the times to the state's dtype before it calls the function.
+    assert codes(ODE.format(solver=solver, state="torch.zeros(8, 128, dtype=torch.float16)")) == ["POS101"]
+    assert codes(ODE.format(solver=solver, state="torch.zeros(8, 128, dtype=torch.float32)")) == []
+
+
 def test_every_entry_says_what_source_it_was_checked_against():
     for qual, summary in LIBRARY.items():
         assert summary.effect in ("preserves", "returns-last", "applies-rotary", "rope-init", "rope-init-table",
-                                  "multiplies", "contracts"), qual
+                                  "multiplies", "contracts", "integrates"), qual
         assert any(ch.isdigit() for ch in summary.checked) and ".py" in summary.checked, qual
 
 

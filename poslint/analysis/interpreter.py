@@ -560,12 +560,9 @@ class Interpreter:
             raise _Return()
         elif isinstance(stmt, ast.If):
             self.eval(stmt.test, frame)
-            settled = self._settled_flag(stmt.test, frame)
+            settled = self._settled_test(stmt.test, frame)
             if settled is not None:
                 self.exec_block(stmt.body if settled else stmt.orelse, frame)
-                return
-            if self._not_a_tensor_test(stmt.test, frame):
-                self.exec_block(stmt.orelse, frame)  # ``if torch.is_tensor(n):`` with n a Python number
                 return
             narrowing = self._guard_narrowing(stmt.test, frame)
             narrowing[0].update(self._isinstance_narrowing(stmt.test))
@@ -625,29 +622,40 @@ class Interpreter:
             frame.loop_depth -= 1
         self._branches(frame, [stmt.orelse, []])
 
-    def _settled_flag(self, test: ast.AST, frame: Frame) -> Optional[bool]:
-        """The value of a test on a local or ``self.<attr>`` flag that holds one known boolean
-        (a constructor flag every instantiation sets alike, a literal default a caller left),
-        negations included; None for any other test."""
+    def _settled_test(self, test: ast.AST, frame: Frame) -> Optional[bool]:
+        """The value of a test that the values it asks about settle, negations included: a flag
+        (a local or ``self.<attr>``) holding one known boolean (a constructor flag every
+        instantiation sets alike, a literal default a caller left), or a question on what kind of
+        object a name holds (``torch.is_tensor(n)`` of a Python number, ``isfunction(t)`` or
+        ``callable(t)`` of a lambda or of a tensor); None for any other test."""
         negated = False
         while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test, negated = test.operand, not negated
+        if isinstance(test, ast.Call):
+            answer = self._kind_test(test, frame)
+            return None if answer is None else answer != negated
         if not ((isinstance(test, ast.Name) and test.id in frame.env) or (is_self_attr(test) and frame.cls)):
             return None
         key = self.eval(test, frame).payload_key
         return key != negated if isinstance(key, bool) else None
 
-    def _not_a_tensor_test(self, test: ast.AST, frame: Frame) -> bool:
-        """Whether ``test`` asks if a name holding a Python number is a tensor
-        (``torch.is_tensor(seq)``, ``isinstance(seq, torch.Tensor)``): then it is false."""
-        if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)):
-            return False
-        qual = self.names.qualname(test.func)
-        asks = qual == "torch.is_tensor" or (
-            isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2
-            and self.names.qualname(test.args[1]) == "torch.Tensor")
-        value = frame.env.get(test.args[0].id)
-        return asks and value is not None and value.sort in (Sort.PYINT, Sort.PYFLOAT)
+    def _kind_test(self, test: ast.Call, frame: Frame) -> Optional[bool]:
+        if not (test.args and isinstance(test.args[0], ast.Name) and test.args[0].id in frame.env):
+            return None
+        value = frame.env[test.args[0].id]
+        if isinstance(test.func, ast.Name) and test.func.id == "isinstance" and self._is_builtin("isinstance", frame):
+            asks = "tensor" if len(test.args) == 2 and self.names.qualname(test.args[1]) == "torch.Tensor" else None
+        elif isinstance(test.func, ast.Name) and test.func.id == "callable" and self._is_builtin("callable", frame):
+            asks = "function"
+        else:
+            asks = {"torch.is_tensor": "tensor", "inspect.isfunction": "function"}.get(self.names.qualname(test.func))
+        number = value.sort in (Sort.PYINT, Sort.PYFLOAT)
+        function = value.sort is Sort.CALLABLE and isinstance(value.payload, FunctionInfo)
+        if asks == "tensor":
+            return False if number or function else None
+        if asks == "function":
+            return True if function else (False if number or value.sort is Sort.TENSOR else None)
+        return None
 
     def _isinstance_narrowing(self, test: ast.AST) -> Dict[str, Value]:
         """``isinstance(pos, int)`` makes ``pos`` a Python int in the ``if`` body."""
@@ -1134,7 +1142,7 @@ class Interpreter:
 
     def _eval_IfExp(self, node: ast.IfExp, frame: Frame) -> Value:
         self.eval(node.test, frame)
-        settled = self._settled_flag(node.test, frame)
+        settled = self._settled_test(node.test, frame)
         if settled is not None:
             return self.eval(node.body if settled else node.orelse, frame)
         narrowing = self._guard_narrowing(node.test, frame)
@@ -1479,12 +1487,11 @@ class Interpreter:
                     return self.call(method, args, kwargs, frame.env.get("self"), frame)
         callee = self.eval(func, frame)
         self._call_site = node
+        called = self.call_value(callee, args, frame, kwargs)
+        if called is not None:
+            return called
         if callee.sort is Sort.CALLABLE:
             payload = callee.payload
-            if isinstance(payload, FunctionInfo):
-                return self.call(payload, args, kwargs, None, frame)
-            if isinstance(payload, tuple) and len(payload) == 2 and isinstance(payload[0], FunctionInfo):
-                return self.call(payload[0], args, kwargs, payload[1], frame)
             if isinstance(payload, ClassInfo):
                 return Value(sort=Sort.INSTANCE, payload=payload, payload_key=payload.name)
             key = callee.payload_key
@@ -1496,13 +1503,25 @@ class Interpreter:
                 return self.torch_function(key[1], node, args, kwargs, frame, callee)
         if isinstance(callee.payload, _MethodOf):
             return self.tensor_method(callee.payload.name, callee.payload.owner, node, args, kwargs, frame)
-        if callee.sort is Sort.INSTANCE and isinstance(callee.payload, ClassInfo):
-            forward = callee.payload.lookup_method("forward")
-            if forward is not None:
-                return self.call(forward, args, kwargs, callee, frame)
         if isinstance(func, ast.Name) and func.id == "super":
             return Value(sort=Sort.OTHER)
         return UNKNOWN
+
+    def call_value(self, callee: Value, args: Sequence[Value], frame: Frame,
+                   kwargs: Optional[Dict[str, Value]] = None) -> Optional[Value]:
+        """Calls what ``callee`` holds when it is code of the project: a function or lambda, a
+        bound method, or a module instance (its ``forward``); None for anything else."""
+        payload, kwargs = callee.payload, kwargs or {}
+        if callee.sort is Sort.CALLABLE and isinstance(payload, FunctionInfo):
+            return self.call(payload, args, kwargs, None, frame)
+        if callee.sort is Sort.CALLABLE and isinstance(payload, tuple) and len(payload) == 2 \
+                and isinstance(payload[0], FunctionInfo):
+            return self.call(payload[0], args, kwargs, payload[1], frame)
+        if callee.sort is Sort.INSTANCE and isinstance(payload, ClassInfo):
+            forward = payload.lookup_method("forward")
+            if forward is not None:
+                return self.call(forward, args, kwargs, callee, frame)
+        return None
 
     def _dtype_arg(self, kwargs: Dict[str, Value], node: Optional[ast.Call] = None) -> Optional[Value]:
         """The ``dtype=`` argument as a dtype value; None when absent or ``None``."""
@@ -1668,6 +1687,12 @@ class Interpreter:
                     and isinstance(pattern.value, str):
                 return first.with_(**_einops_axes(pattern.value, first))
             return first
+        if effect == "integrates" and len(args) >= 3 and len(node.args) >= 3:
+            # odeint(func, y0, t): func runs on the grid's times in the state's dtype
+            state, state_node = args[1], node.args[1]
+            times = self.cast(args[2], self.dtype_of(state, state_node, frame), node, node.args[2], frame)
+            self.call_value(args[0], [times, state], frame)
+            return Value(sort=Sort.TENSOR, prec=state.prec, origin=state.origin) if state.is_tensor else UNKNOWN_TENSOR
         if effect == "returns-last":
             return args[-1] if args else UNKNOWN
         if effect == "applies-rotary":

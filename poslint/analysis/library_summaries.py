@@ -17,7 +17,9 @@ Effects:
 * ``multiplies``: ``(pattern, a, b)``: the elementwise product of ``a`` and ``b``, broadcast as the
   pattern says (``torch.multiply``; autocast does not lower it);
 * ``contracts``: ``(pattern, a, b)``: a contraction that runs as ``torch.einsum``/``matmul``, which
-  autocast lowers.
+  autocast lowers;
+* ``integrates``: ``(func, y0, t)``: an ODE solver that calls ``func(t_k, y)`` with times of the grid
+  ``t`` cast to the state's dtype and states of ``y0``'s dtype, and returns states of that dtype.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ _ROPE = ("transformers 4.57.1 and 5.24.0, transformers/modeling_rope_utils.py: e
 
 _EINX = ("einx 0.4.3, einx/_src/frontend/ops.py and adapter/torch: multiply(description, *tensors) broadcasts "
          "and calls torch.multiply; dot(description, *tensors) runs torch.einsum (or matmul/tensordot)")
+_TORCHDIFFEQ = ("torchdiffeq 0.2.5, torchdiffeq/_impl/odeint.py and misc.py: odeint and odeint_adjoint wrap func in "
+                "_PerturbFunc, whose forward does t = t.to(y.dtype) before base_func(t, y); the solution stacks "
+                "states of y0's dtype")
 _TYPING = "CPython 3.10-3.13, Lib/typing.py: cast(typ, val) returns val unchanged; it only informs type checkers"
 
 LIBRARY: Dict[str, LibrarySummary] = {
@@ -49,6 +54,8 @@ LIBRARY: Dict[str, LibrarySummary] = {
     "einops.repeat": LibrarySummary("preserves", _EINOPS),
     "einx.multiply": LibrarySummary("multiplies", _EINX),
     "einx.dot": LibrarySummary("contracts", _EINX),
+    "torchdiffeq.odeint": LibrarySummary("integrates", _TORCHDIFFEQ),
+    "torchdiffeq.odeint_adjoint": LibrarySummary("integrates", _TORCHDIFFEQ),
     "flash_attn.layers.rotary.apply_rotary_emb": LibrarySummary("applies-rotary", _FLASH),
     "flash_attn.layers.rotary.apply_rotary_emb_func": LibrarySummary("applies-rotary", _FLASH),
     "transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS": LibrarySummary(
