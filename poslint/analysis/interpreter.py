@@ -36,8 +36,9 @@ from poslint.analysis.lattice import (
     merge,
     tensor,
 )
-from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, is_autocast_off_call, is_self_attr,
-                                           is_static, literal_defaults, lookup_instance, parameter_kinds, tail_name)
+from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, bound_arguments, is_autocast_off_call,
+                                           is_self_attr, is_static, literal_defaults, lookup_instance,
+                                           parameter_attrs, parameter_kinds, tail_name)
 from poslint.analysis import series as series_ops
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
@@ -283,7 +284,8 @@ class Interpreter:
         self.learn()
         context = (id(fn), tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
                    bool(caller and caller.autocast_off), caller.default if caller else None,
-                   bool(caller and caller.runtime))
+                   bool(caller and caller.runtime),
+                   self_value.payload_key if self_value is not None and self_value.sort is Sort.INSTANCE else None)
         reusable = all(self._host_free(v) for v in (*args, *kwargs.values()))
         if reusable and context in self.summaries:
             return host.rebased(self.summaries[context], anchor, self.path)
@@ -397,7 +399,8 @@ class Interpreter:
         incoming = _stored_on_self(caller.env) if on_self else {}
         key = (id(fn), tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
                autocast_off, default, standalone, dispatch.name if dispatch else None,
-               tuple(sorted(incoming.items(), key=lambda kv: kv[0])))
+               tuple(sorted(incoming.items(), key=lambda kv: kv[0])),
+               self_value.payload_key if self_value is not None and self_value.sort is Sort.INSTANCE else None)
         if key in self.memo:
             if on_self:
                 stored = self.memo.get((STORES_ON_SELF, key), {})  # kept, cleared and swapped with the memo
@@ -407,7 +410,7 @@ class Interpreter:
         self.memo[key] = UNKNOWN  # recursion through memo
         self.analyzed.add(id(fn))
         env: Dict[str, Value] = dict(fn.closure or {})
-        self._bind_params(fn, node.args, args, kwargs, env, standalone, dispatch)
+        self._bind_params(fn, node.args, args, kwargs, env, standalone, dispatch, self_value)
         env.update(incoming)
         frame = Frame(fn, env, runtime=runtime, autocast_off=autocast_off, default=default, dispatch=dispatch)
         self.stack.append(fn)
@@ -436,12 +439,14 @@ class Interpreter:
         return result
 
     def _bind_params(self, fn: FunctionInfo, spec: ast.arguments, args, kwargs, env, standalone,
-                     dispatch: Optional[ClassInfo] = None) -> None:
+                     dispatch: Optional[ClassInfo] = None, self_value: Optional[Value] = None) -> None:
         positional = list(spec.posonlyargs) + list(spec.args)
         defaults = [None] * (len(positional) - len(spec.defaults)) + list(spec.defaults)
         if fn.cls is not None and positional and not is_static(fn.node):
             cls = dispatch or fn.cls
-            env[positional[0].arg] = Value(sort=Sort.INSTANCE, payload=cls, payload_key=cls.name)
+            built = self_value.payload_key if self_value is not None and self_value.sort is Sort.INSTANCE \
+                and self_value.payload is cls and isinstance(self_value.payload_key, tuple) else cls.name
+            env[positional[0].arg] = Value(sort=Sort.INSTANCE, payload=cls, payload_key=built)
             positional, defaults = positional[1:], defaults[1:]
         default_frame = Frame(None, dict(self.globals), runtime=False, autocast_off=False,
                               default=self._default_dtype())
@@ -1020,6 +1025,9 @@ class Interpreter:
         if key in frame.env:
             return frame.env[key]
         cls = frame.cls
+        built_with = self._constructed_with(frame.env.get("self"), frame.dispatch or cls, name)
+        if built_with is not None:
+            return built_with
         # A subclass running its base's method: what its own construction stored comes first.
         found = (frame.dispatch or cls).lookup_attr(name)
         method = (frame.dispatch or cls).lookup_method(name)
@@ -1493,7 +1501,7 @@ class Interpreter:
         if callee.sort is Sort.CALLABLE:
             payload = callee.payload
             if isinstance(payload, ClassInfo):
-                return Value(sort=Sort.INSTANCE, payload=payload, payload_key=payload.name)
+                return self._instance(payload, node, frame)
             key = callee.payload_key
             if key == "builtin.range":
                 return Value(sort=Sort.OTHER, payload_key="range")
@@ -1506,6 +1514,26 @@ class Interpreter:
         if isinstance(func, ast.Name) and func.id == "super":
             return Value(sort=Sort.OTHER)
         return UNKNOWN
+
+    def _instance(self, cls: ClassInfo, call: ast.Call, frame: Frame) -> Value:
+        """The module ``cls(...)`` builds. It carries the literals the call passes to its
+        constructor (``SineEmbedding(128, normalize=True)``) or leaves to their defaults, so that what the instance holds in an
+        attribute the constructor sets from such a parameter is known to its methods."""
+        init = cls.lookup_method("__init__")
+        bound = bound_arguments(init.node, call, with_defaults=True) \
+            if init is not None and not isinstance(init.node, ast.Lambda) else None
+        literals = tuple(sorted((name, self.eval(arg, frame)) for name, arg in (bound or {}).items()
+                                if _is_literal(arg)))
+        return Value(sort=Sort.INSTANCE, payload=cls, payload_key=(cls.name, literals) if literals else cls.name)
+
+    def _constructed_with(self, instance: Optional[Value], cls: ClassInfo, attr: str) -> Optional[Value]:
+        """The literal ``instance`` was built with for the constructor parameter that ``attr`` holds."""
+        key = instance.payload_key if instance is not None and instance.sort is Sort.INSTANCE else None
+        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], tuple)):
+            return None
+        init = cls.lookup_method("__init__")
+        param = parameter_attrs(init).get(attr) if init is not None else None
+        return dict(key[1]).get(param) if param is not None else None
 
     def call_value(self, callee: Value, args: Sequence[Value], frame: Frame,
                    kwargs: Optional[Dict[str, Value]] = None) -> Optional[Value]:

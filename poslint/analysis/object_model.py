@@ -495,17 +495,14 @@ class ModuleModel:
         if not calls:
             return None
         spec = init.node.args
-        positional = (list(spec.posonlyargs) + list(spec.args))[1:]
-        passed: Dict[str, List[Optional[ast.AST]]] = {p.arg: [] for p in positional + list(spec.kwonlyargs)}
+        params = [p.arg for p in (list(spec.posonlyargs) + list(spec.args))[1:] + list(spec.kwonlyargs)]
+        passed: Dict[str, List[Optional[ast.AST]]] = {name: [] for name in params}
         for call in calls:
-            keywords = {k.arg: k.value for k in call.keywords}
-            if None in keywords or any(isinstance(a, ast.Starred) for a in call.args) or \
-                    (len(call.args) > len(positional) and spec.vararg is None):
+            bound = bound_arguments(init.node, call)
+            if bound is None:
                 return None
-            for i, param in enumerate(positional):
-                passed[param.arg].append(call.args[i] if i < len(call.args) else keywords.get(param.arg))
-            for param in spec.kwonlyargs:
-                passed[param.arg].append(keywords.get(param.arg))
+            for name in params:
+                passed[name].append(bound.get(name))
         return passed
 
     def calls_in(self, node: ast.AST) -> Iterable[ast.Call]:
@@ -572,6 +569,62 @@ class ModuleModel:
                         if m:
                             yield m
                             break
+
+
+def bound_arguments(init: ast.AST, call: ast.Call, with_defaults: bool = False) -> Optional[Dict[str, ast.AST]]:
+    """The expression ``call`` passes to each parameter of the constructor ``init`` that it binds
+    (``self`` left out), and with ``with_defaults`` the default of each it leaves; None when it unpacks ``*args`` or ``**kwargs``, or passes more
+    positional arguments than there are parameters."""
+    spec = init.args
+    positional = (list(spec.posonlyargs) + list(spec.args))[1:]
+    keywords = {k.arg: k.value for k in call.keywords}
+    if None in keywords or any(isinstance(a, ast.Starred) for a in call.args) or \
+            (len(call.args) > len(positional) and spec.vararg is None):
+        return None
+    bound = {param.arg: arg for param, arg in zip(positional, call.args)}
+    names = {p.arg for p in positional[len(call.args):]} | {p.arg for p in spec.kwonlyargs}
+    bound.update((name, value) for name, value in keywords.items() if name in names)
+    if with_defaults:  # a parameter the call leaves gets its default
+        given = list(zip(positional[len(positional) - len(spec.defaults):], spec.defaults)) + \
+            [(p, d) for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None]
+        for param, default in given:
+            bound.setdefault(param.arg, default)
+    return bound
+
+
+def parameter_attrs(init: FunctionInfo) -> Dict[str, str]:
+    """The attributes that the constructor ``init`` sets straight from one of its parameters
+    (``self.normalize = normalize``), that parameter never rebound and the attribute set nowhere
+    else in its class: attribute -> parameter. What an instance holds there is what it was
+    built with."""
+    cls = init.cls
+    if cls is None or isinstance(init.node, ast.Lambda):
+        return {}
+    spec = init.node.args
+    params = {p.arg for p in list(spec.posonlyargs) + list(spec.args)[1:] + list(spec.kwonlyargs)}
+    rebound = {n.id for n in walk(init.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    direct: Dict[str, str] = {}
+    for node in walk(init.node):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and is_self_attr(node.targets[0]) \
+                and isinstance(node.value, ast.Name) and node.value.id in params - rebound:
+            direct[node.targets[0].attr] = node.value.id
+    elsewhere = {name for owner in cls.mro() for method in owner.methods.values() if method is not init
+                 for name in attrs_written(method.node)}
+    stores = [n for n in walk(init.node) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call))]
+    return {attr: param for attr, param in direct.items()
+            if not any(name == attr or family_matches(name, attr) for name in elsewhere)
+            and sum(_writes(store, attr) for store in stores) == 1}
+
+
+def _writes(node: ast.AST, attr: str) -> bool:
+    """Whether the statement or call ``node`` writes ``self.<attr>`` (or a family holding it)."""
+    if isinstance(node, ast.Call):
+        written = attrs_written(ast.Expr(value=node)) if node.args else set()
+    elif isinstance(node, ast.Assign):
+        written = {t.attr for t in node.targets if is_self_attr(t)}
+    else:
+        written = {node.target.attr} if is_self_attr(node.target) else set()
+    return any(name == attr or family_matches(name, attr) for name in written)
 
 
 def literal_defaults(cls: ClassInfo) -> Dict[str, object]:
