@@ -30,9 +30,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 # The model fixtures (core/ holds files that do not decode or parse, for POS001).
 CASES = [p for kind in ("rope", "alibi") for folder in ("checker/*.py", "codemod/*.in.py")
          for p in sorted((FIXTURES / kind).glob(folder))]
-# Names that torch, the loaders or the verify protocol call by name.
-PROTOCOL = {"forward", "extra_repr", "reset_parameters", "_init_weights", "post_init", "_apply", "poslint_factory",
-            "self", "cls"}
+# Names that torch, the loaders, the training frameworks or the verify protocol call by name.
+PROTOCOL = {"forward", "extra_repr", "reset_parameters", "_init_weights", "init_weights", "post_init", "_apply",
+            "poslint_factory", "self", "cls"}
 
 
 def _definitions(tree: ast.Module) -> Tuple[Set[str], Set[str], Set[str]]:

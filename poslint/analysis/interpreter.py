@@ -1337,6 +1337,15 @@ class Interpreter:
             return (v.has(Role.FREQS) or v.has(Role.SLOPES)) and v.sort in (Sort.TENSOR, Sort.OTHER, Sort.PYFLOAT)
 
         key = node_key(node)
+        for one, other in ((a, b), (b, a)):
+            if _holds_one_value(one) and other.is_tensor and not _holds_one_value(other):
+                # Against ones (a broadcast written as a product or a matmul) the other operand's
+                # values come out as they went in; one exact value scales without rounding
+                # anything a position grid holds. Neither is an angle product.
+                if one.payload_key != "ones":
+                    return None
+                promoted = self.promote(a, b, node, frame, division=False)  # ones of 16 bits make a 16-bit grid
+                return other.with_(prec=promoted.prec, origin=promoted.origin, ndim=None, axis=None, thin=None)
         if {a.sort, b.sort} <= {Sort.TENSOR, Sort.OTHER} and (a.origin is not None or b.origin is not None):
             self.sinks.same_operands(key, (operand_identity(a), operand_identity(b)))
         if factor_of(a) and not factor_of(b):
@@ -1641,8 +1650,11 @@ class Interpreter:
                 value = value.with_(extent=int(abs(_const_number(fill))) + 1)  # full(shape, 6) holds 6
             if name in RANDOM_CREATION:
                 value = value.with_(products=value.products | {RANDOM_DRAW})
-            if name in ("ones", "zeros") or name == "full" and _exact_fill(fill):
-                return value.with_(payload_key="ones" if name == "ones" else ONE_VALUE)
+            if name == "ones":
+                # Its sides, where literal: a running count along one of them stays below it.
+                return value.with_(payload_key="ones", payload=_literal_sides(args))
+            if name == "zeros" or name == "full" and _exact_fill(fill):
+                return value.with_(payload_key=ONE_VALUE)
             return value
         if name in LIKE:
             like = args[0] if args else UNKNOWN
@@ -1914,6 +1926,8 @@ class Interpreter:
                                   relative=False, axis=-1 if receiver.ndim is None else receiver.axis,
                                   grids=frozenset({node_key(node)}) if counts else receiver.grids,
                                   payload_key=None,  # a running count of ones holds many values
+                                  payload=None,
+                                  extent=_count_extent(receiver, args, kwargs),
                                   recent=receiver.recent - self.cast_candidates)  # a count, not what was cast
             return self.cast(base, dtype, node, receiver_node, frame, record=False) if dtype else base
         if name in NEW_TENSOR_METHODS:
@@ -2432,6 +2446,25 @@ def _reshape_axes(name: str, value: Value, node: ast.Call, frame: Frame, interp)
             return len(dims), non_one[0] - len(dims)
         return len(dims), None
     return None, None
+
+
+def _literal_sides(args: List[Value]) -> Optional[Tuple[int, ...]]:
+    """The sides of ``ones(2, 3)`` or ``ones((2, 3))`` when each is a literal (or folded) int."""
+    dims = list(args[0].payload) if len(args) == 1 and args[0].sort is Sort.TUPLE and \
+        isinstance(args[0].payload, tuple) else args
+    sides = [_const_int_value(d) for d in dims]
+    return tuple(sides) if sides and all(isinstance(side, int) and side >= 0 for side in sides) else None
+
+
+def _count_extent(receiver: Value, args: List[Value], kwargs: Dict[str, Value]) -> Optional[int]:
+    """The bound of a running count of ones of literal sides: the side it runs along, plus one."""
+    sides = receiver.payload if receiver.payload_key == "ones" and isinstance(receiver.payload, tuple) else None
+    if not sides:
+        return None
+    dim = _const_int_value(args[0]) if args else _const_int_value(kwargs.get("dim", UNKNOWN))
+    if dim is not None and -len(sides) <= dim < len(sides):
+        return sides[dim] + 1
+    return max(sides) + 1
 
 
 def _is_literal(node: Optional[ast.AST]) -> bool:

@@ -87,8 +87,11 @@ MODULE_REGISTRATIONS = {"register_buffer": "buffer", "register_parameter": "para
 
 CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
 
+# Methods that run while a model is built, never in its forward: the constructor, and the weight
+# initialisation hooks that frameworks call once after it (transformers' post_init/_init_weights and
+# init_weights, mmengine's BaseModule.init_weights, timm's init_weights), before any autocast region.
 CONSTRUCTION_ROOTS = frozenset({"__init__", "__post_init__", "post_init", "reset_parameters", "_init_weights",
-                                "__new__", "__setstate__"})
+                                "init_weights", "__new__", "__setstate__"})
 
 # Module constants that are Python floats.
 PYTHON_FLOATS = frozenset({"math.pi", "math.tau", "math.e", "math.inf", "numpy.pi", "numpy.e", "torch.pi"})

@@ -14,7 +14,7 @@ class DefaultDtypeFrequencies(Rule):
 
     Loaders set a 16-bit default dtype only while they construct the model (`from_pretrained`
     and `from_config` with a 16-bit dtype), so this is reported in construction code (`__init__`,
-    `post_init`, `_init_weights`, `reset_parameters` and what only they reach) and in functions
+    `post_init`, `_init_weights`, `init_weights`, `reset_parameters` and what only they reach) and in functions
     whose phase the file does not show. Imports and the forward path run with float32, and are
     reported only when the file itself sets a default dtype.
 
