@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,3 +77,17 @@ def test_the_quoted_figures_are_measured():
     assert "| 3.14 | 89% | 261 |" in table  # pi, and 897 of 8192 distinct positions
     assert "(POS106) | 3.14 | 0% | 818 |" in table  # more than 1 rad from position 818
     assert "(Bloom-like) | 3 | 10.9 |" in table
+
+
+def test_matrix_products_need_one_dtype_where_einsum_and_outer_promote():
+    # docs/precision.md and the interpreter's SAME_DTYPE_PRODUCTS rest on this.
+    positions = torch.arange(8.0).bfloat16()
+    frequencies = torch.ones(4)
+    for product in (lambda: positions[:, None] @ frequencies[None],
+                    lambda: torch.mm(positions[:, None], frequencies[None]),
+                    lambda: torch.matmul(positions[:, None], frequencies[None]),
+                    lambda: torch.bmm(positions[None, :, None], frequencies[None, None])):
+        with pytest.raises(RuntimeError):
+            product()
+    assert torch.einsum("i,j->ij", positions, frequencies).dtype == torch.float32
+    assert torch.outer(positions, frequencies).dtype == torch.float32

@@ -77,6 +77,9 @@ DEVICE = Value(sort=Sort.OTHER, payload_key="device")  # t.device: a .to() of it
 # Interpreter state
 
 
+# Matrix products that need both operands of one dtype (measured, torch 2.13: "expected m1 and m2 to
+# have the same dtype"); einsum and outer promote instead.
+SAME_DTYPE_PRODUCTS = frozenset({"matmul", "mm", "bmm"})
 # The key in a call's keyword arguments that stands for a ``**mapping`` unpacked into it.
 UNPACKED_KEYWORDS = "**"
 
@@ -1204,6 +1207,7 @@ class Interpreter:
     def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST,
               left_node: ast.AST, right_node: ast.AST, frame: Frame) -> Value:
         if isinstance(op, ast.MatMult):
+            left, right = _same_dtype_operands(left, right)
             return self.product(node, "@", left, left_node, right, right_node, frame) or \
                 tensor(self.promote(left, right, node, frame, division=False).prec,
                        recent=self._trace(node, left, right))
@@ -1792,6 +1796,8 @@ class Interpreter:
             operands = operands[1:]
         if len(operands) == 2:
             (a, a_node), (b, b_node) = operands
+            if name in SAME_DTYPE_PRODUCTS:
+                a, b = _same_dtype_operands(a, b)
             result = self.product(node, name, a, a_node, b, b_node, frame)
             if result is not None:
                 return result
@@ -1903,6 +1909,8 @@ class Interpreter:
         if name in ("outer", "ger", "matmul", "mm", "bmm", "mv"):
             other = args[0] if args else UNKNOWN
             other_node = node.args[-1] if node.args else node
+            if name in SAME_DTYPE_PRODUCTS:
+                receiver, other = _same_dtype_operands(receiver, other)
             result = self.product(node, name, receiver, receiver_node, other, other_node, frame)
             return result if result is not None else tensor(self.promote(receiver, other, node, frame, False).prec,
                                                             recent=self._trace(node, receiver, other))
@@ -2446,6 +2454,17 @@ def _reshape_axes(name: str, value: Value, node: ast.Call, frame: Frame, interp)
             return len(dims), non_one[0] - len(dims)
         return len(dims), None
     return None, None
+
+
+def _same_dtype_operands(a: Value, b: Value) -> Tuple[Value, Value]:
+    """matmul, ``@``, mm and bmm do not promote: a float32 operand next to one that may be 16-bit
+    raises unless both are float32 (or autocast lowers both, which POS103 reports). A run that gets
+    past the product has the other operand in float32 too."""
+    for wide, other in ((a, b), (b, a)):
+        if wide.is_tensor and other.is_tensor and wide.prec in (Prec.F32, Prec.F64) and other.prec.may_be_16bit:
+            narrowed = other.with_(prec=wide.prec, origin=wide.origin)
+            return (wide, narrowed) if wide is a else (narrowed, wide)
+    return a, b
 
 
 def _literal_sides(args: List[Value]) -> Optional[Tuple[int, ...]]:
