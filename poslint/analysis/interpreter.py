@@ -817,6 +817,13 @@ class Interpreter:
         if storage is None:
             return
         current = self.read_attr(attr_node, frame)
+        if current.prec is Prec.UNKNOWN:
+            # Writing into a tensor keeps its dtype: in a method run before this round knows the
+            # attribute, take what construction has stored so far, not an unknown.
+            stored = next((bucket[attr_node.attr][1] for bucket in
+                           (self._next_attrs.get(c.name, {}) for c in (frame.dispatch or frame.cls).mro())
+                           if attr_node.attr in bucket), None)
+            current = stored if stored is not None and stored.is_tensor else current
         self._note_grid_axes((current, value))
         written = current.with_(roles=current.roles | value.roles, products=current.products | value.products,
                                 recent=current.recent | value.recent, grids=current.grids | value.grids,
@@ -1282,7 +1289,7 @@ class Interpreter:
         if isinstance(op, (ast.Add, ast.Sub)) and not (left.is_number or right.is_number):
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
-                             extent=_remainder_extent(op, right),
+                             extent=_remainder_extent(op, right) or _shifted_extent(op, left, right),
                              series=series_ops.binary(op, left, right, result.prec),
                              products=left.products | right.products, recent=recent,
                              is_complex=left.is_complex or right.is_complex or
@@ -2168,6 +2175,22 @@ def _remainder_extent(op: ast.operator, divisor: Value) -> Optional[int]:
     """``x % c`` with a literal ``c > 0`` lies in [0, c): one more than its largest magnitude."""
     c = _const_number(divisor) if isinstance(op, ast.Mod) else None
     return int(c) + 1 if c is not None and c > 0 else None
+
+
+def _shifted_extent(op: ast.operator, left: Value, right: Value) -> Optional[int]:
+    """A literal grid's bound through arithmetic that keeps its values exact and apart: a literal
+    whole number added or taken away (``arange(31) - 15``: magnitudes below 31 + 15), or a division by a
+    power of two (``arange(16) / 2``: as many distinct values, each exactly halved)."""
+    if isinstance(op, (ast.Add, ast.Sub)):
+        for grid, other in ((left, right), (right, left)):
+            shift = _const_number(other)
+            if grid.is_tensor and grid.extent is not None and shift is not None and float(shift).is_integer():
+                return grid.extent + abs(int(shift))
+        return None
+    divisor = _const_number(right) if isinstance(op, ast.Div) and left.is_tensor else None
+    if left.extent is not None and divisor is not None and divisor >= 1 and math.log2(divisor).is_integer():
+        return left.extent
+    return None
 
 
 def _arange_bounds(args: List[Value], kwargs: Dict[str, Value]) -> Optional[Tuple[int, int, int]]:
