@@ -161,6 +161,8 @@ class Interpreter:
         self.stack: List[FunctionInfo] = []
         self.recording = False
         self.analyzed: Set[int] = set()
+        self.analyzed_nodes: Set[int] = set()  # the definitions some call of them ran
+        self.nested_defined: List[FunctionInfo] = []  # nested functions, as their definers ran
         self.analyzed_after_construction: Set[int] = set()  # called in forward, or on their own
         self._seen_facts: Set[tuple] = set()
         self._integer_names: Dict[int, Set[str]] = {}
@@ -219,6 +221,8 @@ class Interpreter:
             self._next_attrs = {}
             self._module_level(tree)
             self.analyzed: Set[int] = set()
+            self.analyzed_nodes: Set[int] = set()
+            self.nested_defined: List[FunctionInfo] = []
             self.analyzed_after_construction: Set[int] = set()
             for fn in entries:
                 self.call(fn, [], {}, None, None, standalone=True)
@@ -231,6 +235,14 @@ class Interpreter:
             for fn in self.model.all_functions():
                 if id(fn) not in self.analyzed:
                     self.call(fn, [], {}, None, None, standalone=True)
+            # Nested functions that their definer returns or hands on without calling them (a
+            # factory's builder that another module installs as a method): on their own too.
+            done = 0
+            while done < len(self.nested_defined):
+                inner = self.nested_defined[done]
+                done += 1
+                if id(inner.node) not in self.analyzed_nodes:
+                    self.call(inner, [], {}, None, None, standalone=True)
             # A method that also runs after construction, reached so far only from construction
             # (an override that an imported base's forward calls), whose stores there model.to()
             # converts before forward: analysed on its own as forward code.
@@ -249,6 +261,7 @@ class Interpreter:
             self.facts.dependencies = set(self.project.consulted)
         else:  # an imported module, kept for the files that call into it: what only its own run needed
             self.memo, self._seen_facts, self.analyzed = {}, set(), set()
+            self.analyzed_nodes, self.nested_defined = set(), []
 
     @property
     def module_name(self) -> Optional[str]:
@@ -412,6 +425,7 @@ class Interpreter:
             return self.memo[key]
         self.memo[key] = UNKNOWN  # recursion through memo
         self.analyzed.add(id(fn))
+        self.analyzed_nodes.add(id(node))
         env: Dict[str, Value] = dict(fn.closure or {})
         self._bind_params(fn, node.args, args, kwargs, env, standalone, dispatch, self_value)
         env.update(incoming)
@@ -616,6 +630,8 @@ class Interpreter:
                                  closure=frame.env, runtime=frame.runtime, home_ref=weakref.ref(self))
             inner.autocast_off = any(self.model.disables_autocast(d) for d in stmt.decorator_list)
             frame.env[stmt.name] = Value(sort=Sort.CALLABLE, payload=inner, payload_key=inner.qual)
+            if self.anchor is None:  # its own run (a call another file borrows this module for keeps nothing)
+                self.nested_defined.append(inner)
         elif isinstance(stmt, getattr(ast, "Match", ())):
             self.eval(stmt.subject, frame)
             self._branches(frame, [case.body for case in stmt.cases] + [[]])
