@@ -162,7 +162,8 @@ class Interpreter:
         self.recording = False
         self.analyzed: Set[int] = set()
         self.analyzed_nodes: Set[int] = set()  # the definitions some call of them ran
-        self.nested_defined: List[FunctionInfo] = []  # nested functions, as their definers ran
+        # Nested functions as their definers ran, with a frame standing for where they were defined.
+        self.nested_defined: List[Tuple[FunctionInfo, Frame]] = []
         self.analyzed_after_construction: Set[int] = set()  # called in forward, or on their own
         self._seen_facts: Set[tuple] = set()
         self._integer_names: Dict[int, Set[str]] = {}
@@ -222,7 +223,7 @@ class Interpreter:
             self._module_level(tree)
             self.analyzed: Set[int] = set()
             self.analyzed_nodes: Set[int] = set()
-            self.nested_defined: List[FunctionInfo] = []
+            self.nested_defined: List[Tuple[FunctionInfo, Frame]] = []
             self.analyzed_after_construction: Set[int] = set()
             for fn in entries:
                 self.call(fn, [], {}, None, None, standalone=True)
@@ -239,10 +240,10 @@ class Interpreter:
             # factory's builder that another module installs as a method): on their own too.
             done = 0
             while done < len(self.nested_defined):
-                inner = self.nested_defined[done]
+                inner, where = self.nested_defined[done]
                 done += 1
                 if id(inner.node) not in self.analyzed_nodes:
-                    self.call(inner, [], {}, None, None, standalone=True)
+                    self.call(inner, [], {}, None, where, standalone=True)
             # A method that also runs after construction, reached so far only from construction
             # (an override that an imported base's forward calls), whose stores there model.to()
             # converts before forward: analysed on its own as forward code.
@@ -631,7 +632,9 @@ class Interpreter:
             inner.autocast_off = any(self.model.disables_autocast(d) for d in stmt.decorator_list)
             frame.env[stmt.name] = Value(sort=Sort.CALLABLE, payload=inner, payload_key=inner.qual)
             if self.anchor is None:  # its own run (a call another file borrows this module for keeps nothing)
-                self.nested_defined.append(inner)
+                # Run later in the phase, default dtype and autocast state of where it was defined.
+                where = Frame(None, {}, runtime=frame.runtime, autocast_off=frame.autocast_off, default=frame.default)
+                self.nested_defined.append((inner, where))
         elif isinstance(stmt, getattr(ast, "Match", ())):
             self.eval(stmt.subject, frame)
             self._branches(frame, [case.body for case in stmt.cases] + [[]])
