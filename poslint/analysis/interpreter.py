@@ -1943,7 +1943,11 @@ class Interpreter:
         if name in ("mul", "multiply") and args:
             return self.binop(ast.Mult(), receiver, args[0], node, receiver_node, node.args[-1], frame)
         if name in ("div", "true_divide", "divide") and args:
-            return self.binop(ast.Div(), receiver, args[0], node, receiver_node, node.args[-1], frame)
+            # div(x, c, rounding_mode="floor") is floor division: its quotients are integers
+            rounding = next((k.value.value for k in node.keywords if k.arg == "rounding_mode"
+                             and isinstance(k.value, ast.Constant)), None)
+            op = ast.FloorDiv() if rounding in ("floor", "trunc") else ast.Div()
+            return self.binop(op, receiver, args[0], node, receiver_node, node.args[-1], frame)
         if name in ("add", "sub", "subtract") and args:
             op = ast.Add() if name == "add" else ast.Sub()
             return self.binop(op, receiver, args[0], node, receiver_node, node.args[-1], frame)
@@ -2198,18 +2202,21 @@ def _remainder_extent(op: ast.operator, divisor: Value) -> Optional[int]:
 
 def _shifted_extent(op: ast.operator, left: Value, right: Value) -> Optional[int]:
     """A literal grid's bound through arithmetic that keeps its values exact and apart: a literal
-    whole number added or taken away (``arange(31) - 15``: magnitudes below 31 + 15), or a division by a
-    power of two (``arange(16) / 2``: as many distinct values, each exactly halved)."""
+    whole number added or taken away (``arange(31) - 15``: magnitudes below 31 + 15), a division by a
+    power of two (``arange(16) / 2``: as many distinct values, each exactly halved), or a floor
+    division (``arange(h * w) // w``: the rows, below h)."""
     if isinstance(op, (ast.Add, ast.Sub)):
         for grid, other in ((left, right), (right, left)):
             shift = _const_number(other)
             if grid.is_tensor and grid.extent is not None and shift is not None and float(shift).is_integer():
                 return grid.extent + abs(int(shift))
         return None
-    divisor = _const_number(right) if isinstance(op, ast.Div) and left.is_tensor else None
-    if left.extent is not None and divisor is not None and divisor >= 1 and math.log2(divisor).is_integer():
-        return left.extent
-    return None
+    divisor = _const_number(right) if isinstance(op, (ast.Div, ast.FloorDiv)) and left.is_tensor else None
+    if left.extent is None or divisor is None or divisor < 1:
+        return None
+    if isinstance(op, ast.FloorDiv):  # whole quotients, below the bound divided
+        return math.ceil(left.extent / divisor)
+    return left.extent if math.log2(divisor).is_integer() else None
 
 
 def _arange_bounds(args: List[Value], kwargs: Dict[str, Value]) -> Optional[Tuple[int, int, int]]:
