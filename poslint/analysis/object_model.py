@@ -280,6 +280,7 @@ class ModuleModel:
         self.subclasses: Dict[str, List[ClassInfo]] = {}
         self.autocast_off_decorators: Set[str] = set()
         self._tables: Optional[Dict[str, List[str]]] = None
+        self._demo: Optional[Set[int]] = None
         index_module(tree)  # the subtrees that collect and compute_runtime read
         self.collect(tree, resolve_class)
         self.compute_runtime(phases_elsewhere)
@@ -487,11 +488,13 @@ class ModuleModel:
     def instantiation_arguments(self, init: FunctionInfo) -> Optional[Dict[str, List[Optional[ast.AST]]]]:
         """For each parameter of the constructor ``init``, what every instantiation of its class in
         this module passes (None where a call leaves the default). None when the module never
-        instantiates the class, or a call unpacks ``*args`` or ``**kwargs``."""
+        instantiates the class, or a call unpacks ``*args`` or ``**kwargs``. A demo under
+        ``if __name__ == "__main__":`` is an example, not the module's own use: it does not count."""
         cls = init.cls
         if cls is None or self.classes.get(cls.name) is not cls or isinstance(init.node, ast.Lambda):
             return None
-        calls = index_module(self.tree).calls_by_name.get(cls.name)
+        demo = self._demo_nodes()
+        calls = [c for c in index_module(self.tree).calls_by_name.get(cls.name, ()) if id(c) not in demo]
         if not calls:
             return None
         spec = init.node.args
@@ -504,6 +507,13 @@ class ModuleModel:
             for name in params:
                 passed[name].append(bound.get(name))
         return passed
+
+    def _demo_nodes(self) -> Set[int]:
+        """The ids of the nodes under the module's ``if __name__ == "__main__":`` blocks."""
+        if self._demo is None:
+            self._demo = {id(node) for stmt in self.tree.body if isinstance(stmt, ast.If) and _is_main_guard(stmt.test)
+                          for part in stmt.body for node in ast.walk(part)}
+        return self._demo
 
     def calls_in(self, node: ast.AST) -> Iterable[ast.Call]:
         """The calls under ``node`` (a function or lambda), nested functions included."""
@@ -569,6 +579,12 @@ class ModuleModel:
                         if m:
                             yield m
                             break
+
+
+def _is_main_guard(test: ast.AST) -> bool:
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and \
+        {ast.dump(test.left), ast.dump(test.comparators[0])} == {ast.dump(ast.Name("__name__", ast.Load())),
+                                                               ast.dump(ast.Constant("__main__"))}
 
 
 def bound_arguments(init: ast.AST, call: ast.Call, with_defaults: bool = False) -> Optional[Dict[str, ast.AST]]:
