@@ -1556,8 +1556,9 @@ class Interpreter:
 
     def _instance(self, cls: ClassInfo, call: ast.Call, frame: Frame) -> Value:
         """The module ``cls(...)`` builds. It carries the literals the call passes to its
-        constructor (``SineEmbedding(128, normalize=True)``) or leaves to their defaults, so that what the instance holds in an
-        attribute the constructor sets from such a parameter is known to its methods."""
+        constructor (``SineEmbedding(128, normalize=True)``) or leaves to their defaults, so that
+        what the instance holds in an attribute the constructor sets from such a parameter is
+        known to its methods."""
         init = cls.lookup_method("__init__")
         bound = bound_arguments(init.node, call, with_defaults=True) \
             if init is not None and not isinstance(init.node, ast.Lambda) else None

@@ -581,16 +581,19 @@ class ModuleModel:
                             break
 
 
+_MAIN_GUARD_SIDES = {ast.dump(ast.Name("__name__", ast.Load())), ast.dump(ast.Constant("__main__"))}
+
+
 def _is_main_guard(test: ast.AST) -> bool:
     return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and \
-        {ast.dump(test.left), ast.dump(test.comparators[0])} == {ast.dump(ast.Name("__name__", ast.Load())),
-                                                               ast.dump(ast.Constant("__main__"))}
+        {ast.dump(test.left), ast.dump(test.comparators[0])} == _MAIN_GUARD_SIDES
 
 
 def bound_arguments(init: ast.AST, call: ast.Call, with_defaults: bool = False) -> Optional[Dict[str, ast.AST]]:
     """The expression ``call`` passes to each parameter of the constructor ``init`` that it binds
-    (``self`` left out), and with ``with_defaults`` the default of each it leaves; None when it unpacks ``*args`` or ``**kwargs``, or passes more
-    positional arguments than there are parameters."""
+    (``self`` left out), and with ``with_defaults`` the default of each it leaves; None when it
+    unpacks ``*args`` or ``**kwargs``, or passes more positional arguments than there are
+    parameters."""
     spec = init.args
     positional = (list(spec.posonlyargs) + list(spec.args))[1:]
     keywords = {k.arg: k.value for k in call.keywords}
