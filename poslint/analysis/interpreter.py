@@ -45,9 +45,9 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     is_pow2_base, module_held, negated, operand_identity, power_role, sign_of,
                                     unknown_operand)
 from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
-                                        DTYPES, INDEXING_CALLS, LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS,
+                                        DTYPES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS,
                                         NEW_TENSOR_METHODS, PRESERVING, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
-                                        TENSOR_TYPES, TRANSFORMING, TRIG, VALUE_KEEPING)
+                                        SAME_DTYPE_PRODUCTS, TENSOR_TYPES, TRANSFORMING, TRIG, VALUE_KEEPING)
 
 # In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
 RANDOM_DRAW = (-1, -1, -1, -1)
@@ -77,9 +77,6 @@ DEVICE = Value(sort=Sort.OTHER, payload_key="device")  # t.device: a .to() of it
 # Interpreter state
 
 
-# Matrix products that need both operands of one dtype (measured, torch 2.13: "expected m1 and m2 to
-# have the same dtype"); einsum and outer promote instead.
-SAME_DTYPE_PRODUCTS = frozenset({"matmul", "mm", "bmm"})
 # The key in a call's keyword arguments that stands for a ``**mapping`` unpacked into it.
 UNPACKED_KEYWORDS = "**"
 
@@ -675,7 +672,7 @@ class Interpreter:
         elif isinstance(test.func, ast.Name) and test.func.id == "callable" and self._is_builtin("callable", frame):
             asks = "function"
         else:
-            asks = {"torch.is_tensor": "tensor", "inspect.isfunction": "function"}.get(self.names.qualname(test.func))
+            asks = KIND_TESTS.get(self.names.qualname(test.func))
         number = value.sort in (Sort.PYINT, Sort.PYFLOAT)
         function = value.sort is Sort.CALLABLE and isinstance(value.payload, FunctionInfo)
         if asks == "tensor":

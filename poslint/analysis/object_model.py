@@ -45,6 +45,7 @@ class FunctionInfo:
     # The interpreter of the module that defines it (another module's, for an imported function).
     home_ref: Optional["weakref.ref"] = None
     _self_attrs: Optional[Set[str]] = field(default=None, repr=False)
+    _parameter_attrs: Optional[Dict[str, str]] = field(default=None, repr=False)  # of a constructor
 
     def self_attrs_read(self) -> Set[str]:
         """The ``self.<name>`` it reads (once: subclasses in every file that imports it ask)."""
@@ -615,7 +616,13 @@ def parameter_attrs(init: FunctionInfo) -> Dict[str, str]:
     """The attributes that the constructor ``init`` sets straight from one of its parameters
     (``self.normalize = normalize``), that parameter never rebound and the attribute set nowhere
     else in its class: attribute -> parameter. What an instance holds there is what it was
-    built with."""
+    built with. Found once per constructor: every read of an attribute of such an instance asks."""
+    if init._parameter_attrs is None:
+        init._parameter_attrs = _parameter_attrs(init)
+    return init._parameter_attrs
+
+
+def _parameter_attrs(init: FunctionInfo) -> Dict[str, str]:
     cls = init.cls
     if cls is None or isinstance(init.node, ast.Lambda):
         return {}

@@ -115,3 +115,11 @@ CUDA_AUTOCAST_LOWERED = frozenset({
 
 # Tensor attributes that do not depend on the values.
 METADATA = frozenset({"dtype", "device", "shape", "ndim", "is_cuda", "layout"})
+
+# Functions that ask what kind of object their argument is: the answer is settled when the
+# interpreter knows the argument is a Python number, a tensor or a function of the project.
+KIND_TESTS = {"torch.is_tensor": "tensor", "inspect.isfunction": "function"}
+
+# Matrix products that need both operands of one dtype (measured, torch 2.13: "expected m1 and m2 to
+# have the same dtype"; tests/test_runtime_precision_doc.py); einsum and outer promote instead.
+SAME_DTYPE_PRODUCTS = frozenset({"matmul", "mm", "bmm"})
