@@ -1517,8 +1517,7 @@ class Interpreter:
                 isinstance(func.value, ast.Name) and func.value.id in frame.env and args:
             container = frame.env[func.value.id]
             if container.sort in (Sort.TUPLE, Sort.OTHER):
-                added = args[-1].roles & {Role.SLOPES, Role.FREQS, Role.POW2}
-                frame.env[func.value.id] = Value(sort=Sort.OTHER, roles=container.roles | added)
+                frame.env[func.value.id] = _grown_list(container, args[-1], func.attr == "extend")
             return UNKNOWN
 
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
@@ -2358,6 +2357,37 @@ def _stored_on_every_path(exits: List[Dict[str, Value]], incoming: Dict[str, Val
     return stored
 
 
+def _integer_pieces(parts: Sequence[Value]) -> Optional[Value]:
+    """The pieces of one mask or index tensor: integer or boolean pieces beside pieces of unknown
+    dtype (``cat([input_mask, ones(n, dtype=bool)])``) are taken for more of the same, not for
+    activations (a floating piece would make the whole floating); else None."""
+    known = [p for p in parts if p.prec is not Prec.UNKNOWN]
+    if known and len(known) < len(parts) and all(p.is_tensor and p.prec is Prec.INT for p in known):
+        return merge_all(known)
+    return None
+
+
+def _grown_list(container: Value, added: Value, extend: bool) -> Value:
+    """A list after ``append``, ``insert`` or ``extend`` of ``added``: it gains the numeric roles
+    of what was added, and a list of tensors keeps what its elements are, merged (the pieces that a
+    later ``cat`` joins: boolean pieces beside unknown ones make a boolean mask)."""
+    roles = container.roles | (added.roles & {Role.SLOPES, Role.FREQS, Role.POW2})
+    if container.sort is Sort.TUPLE and isinstance(container.payload, tuple):
+        elements = container.payload  # a literal list, ``[]`` included
+    elif _is_list_of(container) and isinstance(container.payload, Value):
+        elements = (container.payload,)
+    else:
+        return Value(sort=Sort.OTHER, roles=roles)
+    element = _element_of(added) if extend else added
+    merged = _integer_pieces(elements + (element,)) or merge_all(elements + (element,))
+    if merged.is_tensor:  # one piece filled with one value does not make the whole list a constant
+        merged = merged.with_(payload=None, payload_key=None, extent=None, ndim=None, axis=None)
+    elif merged.sort is not Sort.OTHER or merged.roles:
+        return Value(sort=Sort.OTHER, roles=roles)
+    return Value(sort=Sort.OTHER, roles=roles | merged.roles, prec=merged.prec, payload=merged,
+                 payload_key=("list-of", merged.sort.value, merged.roles, merged.products, merged.recent))
+
+
 def _holds_one_value(value: Value) -> bool:
     """A tensor filled with one exact value (zeros, ones, ``full(shape, 6)``), and its casts and
     reshapes: whatever its dtype, nothing in it collides or is rounded."""
@@ -2375,6 +2405,9 @@ def _concatenated(parts: Sequence[Value], stacked: bool = False) -> Value:
     float32 part makes the result float32 (the 16-bit parts stay rounded). A part filled with one
     value (a zero appended to a timestep) adds no values to round: the others decide. Stacked position grids
     with nothing in common (``stack([x, y], -1)``) are the coordinates of a grid with that many axes."""
+    mask = _integer_pieces(parts)
+    if mask is not None:
+        return mask.with_(ndim=None, axis=None)
     varied = [p for p in parts if not _holds_one_value(p)]
     parts = varied if varied and len(varied) < len(parts) else parts
     merged = merge_all(parts).with_(ndim=None, axis=None)

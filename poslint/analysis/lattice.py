@@ -180,6 +180,9 @@ def merge(a: Value, b: Value) -> Value:
     if a == b:
         return a
     if a.sort is not b.sort:
+        for seq, empty in ((a, b), (b, a)):
+            if empty.sort is Sort.TUPLE and empty.payload == () and seq.sort is Sort.OTHER and seq.payload is not None:
+                return seq  # a list grown on one path only: the empty list on the other adds no element
         if a.sort is Sort.OTHER or b.sort is Sort.OTHER:
             known, other = (b, a) if a.sort is Sort.OTHER else (a, b)
             return replace(known, roles=known.roles | other.roles)

@@ -49,13 +49,18 @@ _ENUMERATED_PAIRS = 1 << 18
 def grid_extent(facts, product):
     """The extent of ``product``'s positions and the words for what it assumes: a literal grid's
     own; for one axis of a grid of several (an image's rows and columns) sized at run time, the
-    side of such a grid of the assumed 8192 positions in all; else None (8192 in a row)."""
+    side of a square of the assumed 8192 positions in all; else None (8192 in a row). A grid of
+    three or more axes (frames, rows, columns) is taken at one frame: its other axes hold one value,
+    and its rows and columns are as long as an image's."""
     extent = product.positions.extent
     axes = facts.axes_of(product)
     if extent is not None or axes < 2:
         return extent, ""
-    side = math.ceil(ASSUMED_POSITIONS ** (1 / axes))
-    return side, f"; a {axes}-axis grid of {ASSUMED_POSITIONS} positions ({side} per axis) is assumed"
+    side = math.ceil(math.sqrt(ASSUMED_POSITIONS))
+    if axes == 2:
+        return side, f"; a 2-axis grid of {ASSUMED_POSITIONS} positions ({side} per axis) is assumed"
+    return side, (f"; a {axes}-axis grid of {ASSUMED_POSITIONS} positions is assumed, at one frame "
+                  f"of {side} x {side}")
 
 
 def frequency_table(value, divisor: bool = False, default_dtype: bool = False) -> Optional[FrequencyTable]:
