@@ -46,7 +46,7 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     unknown_operand)
 from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DTYPES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS,
-                                        NEW_TENSOR_METHODS, PRESERVING, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
+                                        NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
                                         SAME_DTYPE_PRODUCTS, TENSOR_TYPES, TRANSFORMING, TRIG, VALUE_KEEPING)
 
 # In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
@@ -657,6 +657,9 @@ class Interpreter:
             test, negated = test.operand, not negated
         if isinstance(test, ast.Call):
             answer = self._kind_test(test, frame)
+            return None if answer is None else answer != negated
+        if isinstance(test, ast.Compare):
+            answer = _other_device_test(test)
             return None if answer is None else answer != negated
         if not ((isinstance(test, ast.Name) and test.id in frame.env) or (is_self_attr(test) and frame.cls)):
             return None
@@ -2365,6 +2368,21 @@ def _integer_pieces(parts: Sequence[Value]) -> Optional[Value]:
     if known and len(known) < len(parts) and all(p.is_tensor and p.prec is Prec.INT for p in known):
         return merge_all(known)
     return None
+
+
+def _other_device_test(test: ast.Compare) -> Optional[bool]:
+    """``t.device.type == "mps"`` (or ``!=``, ``in``, ``not in`` a tuple of such types): a test that a
+    device is of a type other than CUDA or the CPU, settled as on those two; else None."""
+    if len(test.ops) != 1 or not (isinstance(test.left, ast.Attribute) and test.left.attr == "type"):
+        return None
+    right = test.comparators[0]
+    names = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+    if not names or not all(isinstance(n, ast.Constant) and n.value in OTHER_DEVICE_TYPES for n in names):
+        return None
+    op = test.ops[0]
+    if isinstance(op, (ast.Eq, ast.In)):
+        return False
+    return True if isinstance(op, (ast.NotEq, ast.NotIn)) else None
 
 
 def _grown_list(container: Value, added: Value, extend: bool) -> Value:

@@ -120,6 +120,11 @@ METADATA = frozenset({"dtype", "device", "shape", "ndim", "is_cuda", "layout"})
 # interpreter knows the argument is a Python number, a tensor or a function of the project.
 KIND_TESTS = {"torch.is_tensor": "tensor", "inspect.isfunction": "function"}
 
+# Device types other than the two whose autocast and conversions the rules describe (CUDA and the
+# CPU): a test that a tensor's device is one of these (``x.device.type != "mps"``) is settled as on
+# CUDA or the CPU.
+OTHER_DEVICE_TYPES = frozenset({"mps", "xla", "xpu", "npu", "hpu", "mtia", "meta", "ipu", "vulkan", "privateuseone"})
+
 # Matrix products that need both operands of one dtype (measured, torch 2.13: "expected m1 and m2 to
 # have the same dtype"; tests/test_runtime_precision_doc.py); einsum and outer promote instead.
 SAME_DTYPE_PRODUCTS = frozenset({"matmul", "mm", "bmm"})

@@ -16,7 +16,11 @@ class AutocastAngleProduct(Rule):
     taken of) computed with an op on CUDA
     autocast's low-precision list (`einsum`, `matmul`/`@`, `mm`, `bmm`, `baddbmm`, `addmm`, ...)
     in code that runs in the forward path, outside `torch.autocast(..., enabled=False)`.
-    `torch.outer` and broadcasting `*` are not on the list; float64 operands are never lowered;
+    `torch.outer` and broadcasting `*` are not on the list; float64 operands are never lowered,
+    and a product with one runs in float64: only a float32 operand beside it is rounded (a
+    positions operand of unknown dtype is taken as 16-bit already, so autocast changes nothing);
+    a dtype chosen by a test of the device type (`float32 if x.device.type == "mps" else
+    float64`) is the one CUDA and the CPU get;
     code that only runs at construction is not under autocast, and neither is reported a hook
     that a base class from another module calls (nothing in the file shows whether it runs at
     construction or in forward). Lazy cache rebuilds reached from forward are reported.
@@ -83,7 +87,8 @@ class AutocastAngleProduct(Rule):
     cos/sin are cast to an explicit dtype afterwards, so the outputs keep their dtypes and the
     fix is safe; otherwise they would turn float32 under autocast, where the original's were
     16-bit, with no dtype in view to cast them back to, and there is no fix. There is no fix
-    either when the product is not a statement of its own in a block, or no operand names its
+    either for a float32 operand beside a float64 one (`.float()` would round the float64 one),
+    when the product is not a statement of its own in a block, or when no operand names its
     device.
     """
 
@@ -125,8 +130,9 @@ def rope(x, inv_freq):
                 continue
             if not product.site.runtime or not product.site.phase_known or product.site.autocast_off:
                 continue
-            if product.positions.prec is Prec.F64 and product.factor.prec is Prec.F64:
-                continue
+            operands = {product.positions.prec, product.factor.prec}
+            if Prec.F64 in operands and operands != {Prec.F64, Prec.F32}:
+                continue  # autocast leaves float64 operands, and here rounds no float32 one
             extent, assumed = grid_extent(facts, product)
             if extent is not None and extent <= BF16_EXACT_UP_TO + 1:
                 # exact positions: only the frequencies and the product round
@@ -138,6 +144,10 @@ def rope(x, inv_freq):
             else:
                 consequence = distinct_positions(extent).replace(" in bfloat16", "")
             where = "CUDA and CPU" if product.op in LOWERED_ON_CPU_TOO else "CUDA"
+            if Prec.F64 in operands:  # the fix's float32 operands would round the float64 one: none offered
+                yield Finding(product.node, f"angle product uses {product.op}, whose float32 operand {where} "
+                                            f"autocast rounds to bfloat16 (the float64 one stays); {consequence}")
+                continue
             yield Finding(product.node,
                           f"angle product uses {product.op}, which {where} autocast runs in bfloat16 even for "
                           f"float32 inputs; {consequence}", autocast_fix(facts, product))
