@@ -141,7 +141,7 @@ ROLE_BIRTHS_REVIEWED = {
     "combined_roles": ("FREQS", "FREQS", "POW2", "SLOPES", "SLOPES"),
     "_creation_value": ("POSITIONS",),
     "cast": ("ANGLES",),  # a cast of unknown role whose result reaches cos and sin (needs a cast word)
-    "_eval_Call": ("FREQS", "POW2", "SLOPES"),
+    "_grown_list": ("FREQS", "POW2", "SLOPES"),  # a list keeps the roles of what is appended to it
     "_eval_ListComp": ("FREQ_INDEX",),
     "library_call": ("FREQS",),  # transformers' rope-init functions, by name: (2)
     "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
