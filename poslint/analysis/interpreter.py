@@ -46,8 +46,9 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     unknown_operand)
 from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DTYPES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS,
-                                        NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
-                                        SAME_DTYPE_PRODUCTS, TENSOR_TYPES, TRANSFORMING, TRIG, VALUE_KEEPING)
+                                        NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, PYTHON_FLOATS,
+                                        RANDOM_CREATION, ROLE_KILLING, SAME_DTYPE_PRODUCTS, TENSOR_TYPES, TRANSFORMING,
+                                        TRIG, VALUE_KEEPING)
 
 # In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
 RANDOM_DRAW = (-1, -1, -1, -1)
