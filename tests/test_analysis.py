@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from poslint.analysis import Prec, Role, analyze
+from poslint.analysis.lattice import UNKNOWN as UNKNOWN_VALUE
 from poslint.analysis.lattice import Origin, Sort, Value, merge, tensor
 from poslint.analysis.names import ImportResolver
 from poslint.core.source import LineIndex
@@ -465,3 +466,57 @@ def test_adding_a_square_mask_makes_a_bias_full():
     """)
     (cast,) = facts.casts
     assert cast.before.thin is False and cast.before.relative is False
+
+
+def test_no_torch_alias_is_a_dotted_prefix_of_another():
+    """``canonical`` stops at the first alias that is a prefix of the name: it needs this."""
+    from poslint.analysis.names import CANONICAL, canonical
+
+    for alias in CANONICAL:
+        assert not any(other.startswith(alias + ".") for other in CANONICAL), alias
+        assert canonical(alias + ".x") == CANONICAL[alias] + ".x"
+    assert canonical("torch.halfway") == "torch.halfway"
+    assert canonical("numpy.half") == "numpy.half"
+
+
+def test_values_copied_with_changes_compare_and_hash_by_their_fields():
+    import pickle
+
+    value = tensor(Prec.F32, roles=frozenset({Role.POSITIONS}))
+    hash(value)  # cached on the object
+    lowered = value.with_(prec=Prec.LOW)
+    assert lowered.prec is Prec.LOW and value.prec is Prec.F32 and lowered != value
+    assert value.with_() == value and hash(value.with_()) == hash(value)
+    assert lowered.with_(prec=Prec.F32) == value and hash(lowered.with_(prec=Prec.F32)) == hash(value)
+    again = pickle.loads(pickle.dumps(lowered))  # another process: its own hash, not this one's
+    assert again == lowered and "_poslint_hash" not in again.__dict__
+    with pytest.raises(TypeError):
+        value.with_(precision=Prec.LOW)
+
+
+def test_a_class_mro_is_kept_only_once_its_bases_are_final():
+    tree = ast.parse(textwrap.dedent("""
+        class A: pass
+        class B(A): pass
+        class C(B): pass
+    """))
+    from poslint.analysis.object_model import ModuleModel
+
+    model = ModuleModel(tree, ImportResolver(tree), {"A", "B", "C"})
+    a, b, c = (model.classes[n] for n in "ABC")
+    assert [k.name for k in c.mro()] == ["C", "B", "A"] and c.mro() == c.mro()
+    late = type(c)(c.node, "D", ["C"])  # bases not set yet: nothing is kept
+    assert late.mro() == (late,) and late._bases_mro is None
+    late.bases = [c]
+    assert [k.name for k in late.mro()] == ["D", "C", "B", "A"]
+
+
+def test_values_are_made_from_keywords_with_the_field_defaults():
+    from dataclasses import MISSING, fields
+
+    assert all(f.default is not MISSING for f in fields(Value))  # what Value's fast __init__ needs
+    made = Value(sort=Sort.TENSOR, prec=Prec.F32)
+    assert made == tensor(Prec.F32) and made.roles == frozenset() and made.payload is None
+    assert Value() == UNKNOWN_VALUE
+    with pytest.raises(TypeError):
+        Value(sorts=Sort.TENSOR)

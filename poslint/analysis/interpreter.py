@@ -25,6 +25,8 @@ from poslint.analysis.facts import (WILDCARD, AttrRead, Borrowed, Cast, Creation
                                     Trig, family_matches, node_key)
 from poslint.analysis.library_summaries import LIBRARY
 from poslint.analysis.lattice import (
+    BF16_EXACT_UP_TO,
+    FP16_EXACT_UP_TO,
     UNKNOWN,
     UNKNOWN_TENSOR,
     Origin,
@@ -45,10 +47,10 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     is_pow2_base, module_held, negated, operand_identity, power_role, sign_of,
                                     unknown_operand)
 from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
-                                        DTYPES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS, MODULE_REGISTRATIONS,
-                                        NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, PYTHON_FLOATS,
-                                        RANDOM_CREATION, ROLE_KILLING, SAME_DTYPE_PRODUCTS, TENSOR_TYPES, TRANSFORMING,
-                                        TRIG, VALUE_KEEPING)
+                                        DTYPES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
+                                        MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING,
+                                        PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING, SAME_DTYPE_PRODUCTS,
+                                        TENSOR_TYPES, TRANSFORMING, TRIG, VALUE_KEEPING)
 
 # In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
 RANDOM_DRAW = (-1, -1, -1, -1)
@@ -169,6 +171,9 @@ class Interpreter:
         self.sinks = Sinks()  # where products end up, kept across rounds
         self.cast_candidates: Set[tuple] = set()  # casts of values of unknown role
         self.guessed: Set[tuple] = set()  # products whose frequencies were guessed from a cos/sin sink
+        # Products of frequencies and an operand of no role, and of frequencies and positions.
+        self.positions_guessed: Set[tuple] = set()
+        self.positions_confirmed: Set[tuple] = set()
         # (class, attr) of buffers and parameters that construction registers empty / with a tensor
         self.empty_at_construction: Set[Tuple[str, str]] = set()
         self.built_at_construction: Set[Tuple[str, str]] = set()
@@ -927,24 +932,29 @@ class Interpreter:
     def eval(self, node: Optional[ast.AST], frame: Frame) -> Value:
         if node is None:
             return UNKNOWN
-        method = getattr(self, "_eval_" + type(node).__name__, None)
+        method = _EVALUATORS.get(node.__class__)
         if method is None:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):
                     self.eval(child, frame)
             return UNKNOWN
-        return method(node, frame)
+        return method(self, node, frame)
 
     def _eval_Constant(self, node: ast.Constant, frame: Frame) -> Value:
         v = node.value
         if v is None:
-            return Value(sort=Sort.OTHER, payload_key=("const", None))
+            return NONE_CONSTANT
         if isinstance(v, bool):
-            return Value(sort=Sort.OTHER, payload_key=v)
-        if isinstance(v, int):
-            return Value(sort=Sort.PYINT, payload_key=("const", v))
-        if isinstance(v, float):
-            return Value(sort=Sort.PYFLOAT, payload_key=("const", v))
+            return TRUE_CONSTANT if v else FALSE_CONSTANT
+        if isinstance(v, (int, float)):
+            key = (type(v), v)
+            known = _NUMBER_CONSTANTS.get(key)
+            if known is None:
+                if len(_NUMBER_CONSTANTS) >= MAX_NUMBER_CONSTANTS:
+                    _NUMBER_CONSTANTS.clear()
+                known = _NUMBER_CONSTANTS[key] = Value(sort=Sort.PYINT if isinstance(v, int) else Sort.PYFLOAT,
+                                                       payload_key=("const", v))
+            return known
         if isinstance(v, complex):
             return Value(sort=Sort.PYCOMPLEX)
         return Value(sort=Sort.OTHER, payload_key=("const", v) if isinstance(v, str) else None)
@@ -970,13 +980,13 @@ class Interpreter:
         if qual in PYTHON_FLOATS:
             return Value(sort=Sort.PYFLOAT)
         if qual in DTYPES:
-            return dtype_value(DTYPES[qual], Origin.at(node, f"explicit {qual}"))
+            return dtype_value(DTYPES[qual], Origin.at(node, f"explicit {qual}", float16=_float16(qual)))
         if qual in COMPLEX_DTYPES:
             return dtype_value(COMPLEX_DTYPES[qual], Origin.at(node, f"explicit {qual}"), is_complex=True)
         if qual.rsplit(".", 1)[-1] in TENSOR_TYPES and qual.startswith("torch."):
             prec = TENSOR_TYPES[qual.rsplit(".", 1)[-1]]
             return Value(sort=Sort.CALLABLE, prec=prec, payload_key=("qual", qual),
-                         origin=Origin.at(node, f"explicit {qual}"))
+                         origin=Origin.at(node, f"explicit {qual}", float16=_float16(qual)))
         found = self._imported(qual)
         if isinstance(found, FunctionInfo):
             return Value(sort=Sort.CALLABLE, payload=found, payload_key=("imported", qual))
@@ -1365,7 +1375,8 @@ class Interpreter:
         def factor_of(v: Value) -> bool:
             if op == "/":  # positions / base ** (index / d): the divisor is the (inverted) frequency
                 return v is b
-            return (v.has(Role.FREQS) or v.has(Role.SLOPES)) and v.sort in (Sort.TENSOR, Sort.OTHER, Sort.PYFLOAT)
+            return (v.has(Role.FREQS) or v.has(Role.SLOPES) or self._blended_frequencies(v)) and \
+                v.sort in (Sort.TENSOR, Sort.OTHER, Sort.PYFLOAT)
 
         key = node_key(node)
         for one, other in ((a, b), (b, a)):
@@ -1424,6 +1435,11 @@ class Interpreter:
             # exp(-t) * (t[i + 1] - t[i]) over a linspace of times: a factor computed from the
             # positions' own grid is a schedule, not frequencies (those index the channels).
             return None
+        if self._blended_frequencies(factor) and pos is not factor:
+            # ``inv_freq * (1 - ramp)``, taken for angles because it reached cos/sin, is multiplied
+            # by positions here: it was frequencies blended per channel (YaRN), not angles.
+            self.facts.superseded |= factor.recent
+            factor = factor.with_(roles=(factor.roles - {Role.ANGLES}) | {Role.FREQS})
         kind = "alibi" if factor.has(Role.SLOPES) and not factor.has(Role.FREQS) else "rope"
         if factor.has(Role.FREQS) and pos.has(Role.ANGLES) and pos.recent and pos.recent <= self.guessed:
             # ``(t * scale) x inv_freq``: what an earlier product guessed to be angles (a grid
@@ -1436,8 +1452,10 @@ class Interpreter:
         # frequencies, and so is ``inv_freq * (1 / factors)`` with a floating tensor the module
         # holds (LongRoPE's per-frequency factors: positions are not module state of unknown role).
         if not pos.has(Role.POSITIONS) and (pos.roles or kind == "alibi" or key not in self.sinks.trig
-                                            or module_held(pos)):
+                                            or module_held(pos) or _same_single_axis(pos, factor)):
+            # (two vectors along one axis: a per-channel blend of frequencies, YaRN's ramp, not angles)
             return None
+        (self.positions_confirmed if pos.has(Role.POSITIONS) else self.positions_guessed).add(key)
         result = self.promote(pos, factor, node, frame, division=False)
         roles = {Role.ANGLES if kind == "rope" else Role.BIAS}
         result = result.with_(roles=frozenset(roles), products=pos.products | factor.products | {key},
@@ -1448,6 +1466,11 @@ class Interpreter:
         self._record(Product(node, op, kind, pos, pos_node, factor, factor_node, result, frame.site()),
                      ("product", key, pos, factor, frame.site()))
         return result
+
+    def _blended_frequencies(self, value: Value) -> bool:
+        """Angles made only by products of frequencies and an operand of no role (not positions)."""
+        return value.is_tensor and value.has(Role.ANGLES) and bool(value.recent & self.positions_guessed) and \
+            not value.recent & self.positions_confirmed
 
     def _creation(self, node: ast.AST, value: Value, frame: Frame) -> Value:
         """Record a frequencies/slopes computation; the value remembers it, so that a rule can
@@ -1885,8 +1908,8 @@ class Interpreter:
             receiver = receiver.with_(sort=Sort.TENSOR) if name in PRESERVING or name in CAST_METHODS \
                 or name in ("to", "type", "type_as") else receiver
         if name in CAST_METHODS:
-            return self.cast(receiver, dtype_value(CAST_METHODS[name], Origin.at(node, f".{name}()")),
-                             node, receiver_node, frame)
+            target = dtype_value(CAST_METHODS[name], Origin.at(node, f".{name}()", float16=_float16(name)))
+            return self.cast(receiver, target, node, receiver_node, frame)
         if name == "to":
             target = self._to_target(node, args, kwargs, frame)
             return self.cast(receiver, target, node, receiver_node, frame) if target else receiver
@@ -1900,7 +1923,8 @@ class Interpreter:
                 if isinstance(target.payload_key, tuple) and target.payload_key[0] == "const":
                     tail = str(target.payload_key[1]).rsplit(".", 1)[-1]
                     if tail in TENSOR_TYPES:
-                        return self.cast(receiver, dtype_value(TENSOR_TYPES[tail], Origin.at(node, f"'{tail}'")),
+                        return self.cast(receiver, dtype_value(TENSOR_TYPES[tail],
+                                                               Origin.at(node, f"'{tail}'", float16=_float16(tail))),
                                          node, receiver_node, frame)
                 return self.cast(receiver, dtype_value(Prec.UNKNOWN), node, receiver_node, frame)
             return UNKNOWN
@@ -2085,7 +2109,11 @@ class Interpreter:
         before = value
         prec = target.prec
         reason = target.origin.reason if target.origin else prec.value
-        origin = Origin.at(node, reason, prec, relative=value.relative)
+        # Integers below 257 lose nothing in 16 bits (arange(1, 5, dtype=x.dtype)), below 2049 in float16.
+        float16 = prec is Prec.LOW and target.origin is not None and target.origin.float16
+        exact = prec.may_be_16bit and value.prec is Prec.INT and value.extent is not None \
+            and value.extent <= (FP16_EXACT_UP_TO if float16 else BF16_EXACT_UP_TO) + 1
+        origin = Origin.at(node, reason, prec, relative=value.relative, exact=exact, float16=float16)
         rounded = value.rounded
         if value.prec.may_be_16bit and value.is_tensor:
             # Once rounded, always rounded: a later cast, up or down, does not undo it.
@@ -2118,6 +2146,15 @@ class Interpreter:
 
 # --------------------------------------------------------------------------------------------
 # helpers
+
+# The evaluator of each expression node class (a lookup per node, not a getattr of a built name).
+_EVALUATORS = {getattr(ast, name[len("_eval_"):]): method for name, method in vars(Interpreter).items()
+               if name.startswith("_eval_") and isinstance(getattr(ast, name[len("_eval_"):], None), type)}
+# Literals are evaluated over and over, and their values never change: one value for each.
+NONE_CONSTANT = Value(sort=Sort.OTHER, payload_key=("const", None))
+TRUE_CONSTANT, FALSE_CONSTANT = Value(sort=Sort.OTHER, payload_key=True), Value(sort=Sort.OTHER, payload_key=False)
+_NUMBER_CONSTANTS: Dict[tuple, Value] = {}
+MAX_NUMBER_CONSTANTS = 65536
 
 _RANK_LOW = {Prec.DEFAULT: 1, Prec.ACTIVATION: 2, Prec.CONVERTED: 3, Prec.LOW: 4}
 
@@ -2296,6 +2333,15 @@ def _carried_kind(value: Value) -> Optional[str]:
 
 def _is_qual(value: Value) -> bool:
     return isinstance(value.payload_key, tuple) and len(value.payload_key) == 2 and value.payload_key[0] == "qual"
+
+
+def _float16(name: str) -> bool:
+    return name.rsplit(".", 1)[-1] in FLOAT16_NAMES
+
+
+def _same_single_axis(a: Value, b: Value) -> bool:
+    """Two 1-D tensors along the same axis: their product is elementwise, not an outer product."""
+    return a.is_tensor and b.is_tensor and a.ndim == b.ndim == 1 and a.axis is not None and a.axis == b.axis
 
 
 def _is_parameter(value: Value) -> bool:

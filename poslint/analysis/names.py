@@ -79,9 +79,11 @@ def absolute_module(node: ast.ImportFrom, package: Optional[str]) -> Optional[st
 
 
 def canonical(name: str) -> str:
-    for prefix, target in CANONICAL.items():
-        if name == prefix:
-            return target
-        if name.startswith(prefix + "."):
-            return target + name[len(prefix):]
+    if not name.startswith("torch."):  # every alias is torch's
+        return name
+    parts = name.split(".")
+    for end in range(2, len(parts) + 1):  # no alias is a dotted prefix of another: one matches at most
+        prefix = ".".join(parts[:end])
+        if prefix in CANONICAL:
+            return CANONICAL[prefix] + name[len(prefix):]
     return name

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import weakref
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -83,6 +84,8 @@ class ClassInfo:
     restored_attrs: Set[str] = field(default_factory=set)
     base_nodes: List[ast.AST] = field(default_factory=list)
     home_ref: Optional["weakref.ref"] = None  # the interpreter of the module that defines it
+    sealed: bool = False  # its bases are final
+    _bases_mro: Optional[Tuple["ClassInfo", ...]] = field(default=None, repr=False)
 
     @property
     def home(self) -> object:
@@ -95,25 +98,33 @@ class ClassInfo:
         return None
 
     def lookup_attr(self, name: str) -> Optional[Tuple[str, Value]]:
-        for cls in self.mro():
+        mro = self.mro()
+        for cls in mro:
             if name in cls.attrs:
                 return cls.attrs[name]
-        for cls in self.mro():
+        for cls in mro:
             for key, found in cls.attrs.items():
                 if family_matches(key, name):
                     return found
         return None
 
-    def mro(self) -> List["ClassInfo"]:
-        seen, out, stack = set(), [], [self]
-        while stack:
-            cls = stack.pop(0)
+    def mro(self) -> Tuple["ClassInfo", ...]:
+        """This class and its bases, breadth first; kept once every class in it has its bases
+        (``sealed`` by its module's model: a base in a module still being read has none yet)."""
+        if self._bases_mro is not None:
+            return (self, *self._bases_mro)
+        seen, out, queue = set(), [], deque([self])
+        while queue:
+            cls = queue.popleft()
             if id(cls) in seen:
                 continue
             seen.add(id(cls))
             out.append(cls)
-            stack.extend(cls.bases)
-        return out
+            queue.extend(cls.bases)
+        found = tuple(out)
+        if all(cls.sealed for cls in found):
+            self._bases_mro = found[1:]  # not self: the class would be a cycle, freed only by the collector
+        return found
 
 
 def is_autocast_off_call(call: ast.AST, names) -> bool:
@@ -305,6 +316,7 @@ class ModuleModel:
                     # From a module we do not read, except torch: nn.Module calls no hook of its
                     # subclasses (but forward), so their uncalled methods are an API that callers run at any time.
                     cls.foreign_bases.append(name)
+            cls.sealed = True
         # Decorators defined here whose wrapper runs the function with autocast switched off.
         self.autocast_off_decorators = {
             name for name, fn in self.functions.items()

@@ -30,6 +30,14 @@ def bf16(x: float) -> float:
     return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
 
 
+def fp16(x: float) -> float:
+    """``x`` rounded to float16 (round to nearest, ties to even); infinite past its range."""
+    try:
+        return struct.unpack("<e", struct.pack("<e", float(x)))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
 @dataclass(frozen=True)
 class Series:
     """The values: exactly; as the code computes them when every step in the activations' dtype, a

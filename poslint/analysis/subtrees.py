@@ -23,6 +23,7 @@ from typing import Dict, Iterator, List, Set
 
 # The nodes whose subtrees are listed.
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_SCOPE_CLASSES = frozenset(SCOPES)  # ast's node classes are never subclassed by a parse
 _BELOW = "_poslint_below"
 _INDEX = "_poslint_index"
 
@@ -37,6 +38,10 @@ class NodeIds:
 
     def add(self, key: int) -> None:
         self._ids.append(key)
+        self._sorted = False
+
+    def extend(self, keys: List[int]) -> None:
+        self._ids.extend(keys)
         self._sorted = False
 
     def __contains__(self, key: int) -> bool:
@@ -66,33 +71,37 @@ def index_module(tree: ast.Module) -> ModuleIndex:
         return known
     index = ModuleIndex()
     queue = deque([(tree, ())])
-    ids = index.ids
+    pop, push = queue.popleft, queue.append
+    ids: List[int] = []
+    AST = ast.AST
     while queue:
-        node, enclosing = queue.popleft()
-        ids.add(id(node))
+        node, enclosing = pop()
+        ids.append(id(node))
         for below in enclosing:
             below.append(node)
-        if isinstance(node, SCOPES):
+        kind = node.__class__
+        if kind in _SCOPE_CLASSES:
             own: List[ast.AST] = []
             setattr(node, _BELOW, own)
             enclosing = enclosing + (own,)
-            if isinstance(node, ast.ClassDef):
+            if kind is ast.ClassDef:
                 index.class_names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        elif kind is ast.Import or kind is ast.ImportFrom:
             index.imports.append(node)
-        elif isinstance(node, ast.Call):
+        elif kind is ast.Call:
             if not enclosing:
                 index.top_level_calls.append(node)
-            if isinstance(node.func, ast.Name):
+            if node.func.__class__ is ast.Name:
                 index.calls_by_name.setdefault(node.func.id, []).append(node)
         for name in node._fields:  # what ast.iter_child_nodes yields, in its order
             value = getattr(node, name, None)
-            if isinstance(value, ast.AST):
-                queue.append((value, enclosing))
-            elif isinstance(value, list):
+            if isinstance(value, AST):
+                push((value, enclosing))
+            elif value.__class__ is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
-                        queue.append((item, enclosing))
+                    if isinstance(item, AST):
+                        push((item, enclosing))
+    index.ids.extend(ids)
     setattr(tree, _INDEX, index)
     return index
 

@@ -20,6 +20,9 @@ COMPLEX_DTYPES = {"torch.complex64": Prec.F32, "torch.complex128": Prec.F64, "to
 TENSOR_TYPES = {"HalfTensor": Prec.LOW, "BFloat16Tensor": Prec.LOW, "FloatTensor": Prec.F32,
                 "DoubleTensor": Prec.F64, "LongTensor": Prec.INT, "IntTensor": Prec.INT}
 
+# The float16 spellings among those (the last dotted part): 11 significant bits, integers exact to 2048.
+FLOAT16_NAMES = frozenset({"float16", "HalfTensor", "half"})
+
 CAST_METHODS = {"float": Prec.F32, "double": Prec.F64, "half": Prec.LOW, "bfloat16": Prec.LOW,
                 "long": Prec.INT, "int": Prec.INT, "short": Prec.INT, "bool": Prec.INT,
                 "byte": Prec.INT, "char": Prec.INT}

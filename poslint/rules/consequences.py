@@ -5,14 +5,12 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from poslint.analysis import Prec
-from poslint.analysis.series import bf16
+from poslint.analysis.series import bf16, fp16
 
 DISTINCT_BF16_8K = "only 897 of 8192 positions stay distinct in bfloat16"
 # What bfloat16 does to positions of unknown kind (an input that may hold integers or coordinates).
 UNKNOWN_KIND = ("they keep 8 significant bits in bfloat16: integer positions collide past 256 (897 of 8192 "
                 "stay distinct), coordinates lose up to 0.4% of their value")
-# Integers up to this bound are exact in bfloat16 (8 significant bits).
-BF16_EXACT_UP_TO = 256
 
 
 @dataclass(frozen=True)
@@ -153,11 +151,15 @@ def unknown_kind(extent) -> str:
             f"{extent} stay distinct), coordinates lose up to 0.4% of their value")
 
 
-def distinct_positions(extent) -> str:
-    """What bfloat16 keeps of the positions 0..extent-1: the assumed 8192 when the code does not
-    say how many there are, else the count for its literal grid."""
-    if extent is None or extent > 1 << 20:
+def distinct_positions(extent, float16: bool = False) -> str:
+    """What bfloat16 (or ``float16``) keeps of the positions 0..extent-1: the assumed 8192 when the
+    code does not say how many there are, else the count for its literal grid."""
+    if not float16 and (extent is None or extent > 1 << 20):
         return DISTINCT_BF16_8K
+    if float16:
+        count = ASSUMED_POSITIONS if extent is None or extent > 1 << 16 else extent
+        distinct = len({fp16(k) for k in range(count)})
+        return f"only {distinct} of {'its ' if extent is not None else ''}{count} positions stay distinct in float16"
     distinct = len({bf16(k) for k in range(extent)})
     return f"only {distinct} of its {extent} positions stay distinct in bfloat16"
 

@@ -1,7 +1,8 @@
 from poslint.analysis import Role
+from poslint.analysis.lattice import BF16_EXACT_UP_TO, FP16_EXACT_UP_TO
 from poslint.fix.blocks import float32_site_fix, make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import BF16_EXACT_UP_TO, distinct_positions, grid_extent, unknown_kind, when
+from poslint.rules.consequences import distinct_positions, grid_extent, unknown_kind, when
 
 
 class LowPrecisionPositions(Rule):
@@ -29,7 +30,11 @@ class LowPrecisionPositions(Rule):
     is not reported. One axis of an image's grid sized at run time (row and column positions
     whose angles are concatenated, written into alternate channels, or stacked as coordinates) is
     assumed to hold 91 positions, a 91 x 91 grid of 8192 in all, and so is exact: the rows and
-    columns of a feature map raise nothing here. Default-dtype findings are made only in
+    columns of a feature map raise nothing here. Nor does a cast of such a small grid that the
+    code scales afterwards (`torch.arange(1, 5, dtype=x.dtype) * math.pi`): the cast itself loses
+    nothing. A cast to float16 (`.half()`, `dtype=torch.float16`) is judged by float16's 11 bits:
+    a grid of at most 2049 positions is exact there, and the message counts what float16 keeps
+    (4097 of 8192). Default-dtype findings are made only in
     construction code (where loaders set a 16-bit default) and in code of unknown phase.
 
     ## Example
@@ -129,7 +134,14 @@ class Rotary(torch.nn.Module):
             # or coordinates: the message says what 16 bits do to each.
             consequence = distinct_positions(extent) if product.positions.has(Role.POSITIONS) else unknown_kind(extent)
             for origin in product.positions.precision_losses():
-                yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{consequence}",
+                if origin.exact:
+                    continue  # what was rounded there were small integers: nothing was lost
+                said = consequence
+                if origin.float16 and product.positions.has(Role.POSITIONS):
+                    if extent is not None and extent <= FP16_EXACT_UP_TO + 1:
+                        continue  # float16 holds these integers exactly
+                    said = distinct_positions(extent, float16=True)
+                yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{said}",
                               positions_fix(facts, product, origin.node))
 
 

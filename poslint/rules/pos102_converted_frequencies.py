@@ -14,7 +14,9 @@ class LowPrecisionFrequencies(Rule):
     buffer or `nn.Parameter` (which `model.to(torch.bfloat16)` converts) and used unconverted,
     that is as it is read from the buffer, without an upcast such as `.float()`, or frequencies
     cast to 16 bits (`.half()`, `.to(x.dtype)`) before the product. It reports the place where
-    they are consumed.
+    they are consumed. Frequencies cast to 16 bits and upcast again before the product
+    (`inv_freq.half()` kept, then `.float()` at use) are reported at the cast: the upcast restores
+    nothing. A converted buffer upcast at use is POS106's.
 
     Where the code gives the range (a literal grid, a configuration class's default such as
     `max_position_embeddings` or `image_size // patch_size`, a count such as `torch.full((1,),
@@ -93,7 +95,9 @@ class LowPrecisionFrequencies(Rule):
     whenever the check is false). For a 16-bit cast, the fix casts to float32 instead, on POS101's terms: safe when
     cos/sin are cast afterwards or the positions are float32; otherwise cos/sin are cast back
     to the original dtype (unsafe), or there is no fix; a hard-coded 16-bit cast is always
-    unsafe (checkpoints may rely on it).
+    unsafe (checkpoints may rely on it). A cast that is upcast again before the product has no
+    fix: it may be deliberate (a kernel that takes 16-bit tables), and removing it changes float32
+    results.
     """
 
     code = "POS102"
@@ -129,6 +133,10 @@ class Rotary(torch.nn.Module):
     def check(self, facts):
         for product in facts.rope_products():
             factor = product.factor
+            if factor.prec.is_float32_or_better and factor.rounded is not None and \
+                    factor.rounded.prec in LOW_FACTOR and factor.rounded.prec is not Prec.CONVERTED:
+                yield from _cast_then_upcast(facts, product, factor.rounded)  # (a converted buffer: POS106)
+                continue
             if factor.prec not in LOW_FACTOR or factor.origin is None:
                 continue
             extent, assumed = grid_extent(facts, product)
@@ -141,8 +149,9 @@ class Rotary(torch.nn.Module):
             if factor.prec is Prec.CONVERTED:
                 message = (f"frequencies from {factor.origin.reason} enter the angle product unconverted; "
                            f"model.to(torch.bfloat16) rounds them, and {consequence}")
-                yield Finding(product.factor_node, message, float32_copy_fix(facts, module_tensor_name(factor.origin.reason),
-                                                                       facts.reading_class(factor.origin.node)))
+                fix = float32_copy_fix(facts, module_tensor_name(factor.origin.reason),
+                                       facts.reading_class(factor.origin.node))
+                yield Finding(product.factor_node, message, fix)
             else:
                 message = (f"frequencies are cast to {factor.origin.reason} before the angle product; "
                            f"{when(factor.prec)}{consequence}")
@@ -150,3 +159,15 @@ class Rotary(torch.nn.Module):
                                        product.positions, "cast the frequencies to float32",
                                        torch_attr(facts, "float32")[1])
                 yield Finding(factor.origin.node, message, fix)
+
+
+def _cast_then_upcast(facts, product, rounded):
+    """Frequencies cast to 16 bits and upcast again before the product: the upcast restores
+    nothing. No fix: the cast may be deliberate (kernels that take 16-bit tables), and removing it
+    changes float32 results."""
+    extent, assumed = grid_extent(facts, product)
+    consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, product.factor,
+                                      product_16bit=product.result.prec.may_be_16bit, divisor=product.op == "/")
+    if consequence is not None:
+        yield Finding(rounded.node, f"frequencies are cast to {rounded.reason} and upcast again before the angle "
+                                    f"product, which restores nothing; {when(rounded.prec)}{consequence}{assumed}")

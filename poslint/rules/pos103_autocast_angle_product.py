@@ -1,10 +1,11 @@
 import ast
 
 from poslint.analysis import Prec
+from poslint.analysis.lattice import BF16_EXACT_UP_TO
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import atom, enclosing_statement, replace, simple_name, torch_attr, wrap_in_block
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import BF16_EXACT_UP_TO, distinct_positions, grid_extent, rounded_frequencies
+from poslint.rules.consequences import distinct_positions, grid_extent, rounded_frequencies
 
 LOWERED_ON_CPU_TOO = frozenset({"matmul", "@", "mm", "bmm", "baddbmm", "addbmm", "addmm", "linear"})
 
