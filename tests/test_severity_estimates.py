@@ -61,11 +61,12 @@ def _factor(source):
     return product
 
 
-def _measured(exact64, built32, positions, product_16bit):
-    rounded = built32.to(torch.bfloat16)
+def _measured(exact64, built32, positions, product_16bit, low=None):
+    low = low or torch.bfloat16
+    rounded = built32.to(low)
     k = torch.arange(positions)
     if product_16bit:
-        angles = k.to(torch.bfloat16)[:, None] * rounded[None, :]
+        angles = k.to(low)[:, None] * rounded[None, :]
     else:
         angles = k.float()[:, None] * rounded.float()[None, :]
     return (angles.double() - k.double()[:, None] * exact64[None, :]).abs().max().item()
@@ -100,3 +101,20 @@ def test_a_16bit_product_of_a_small_count_rounds_as_torch_does():
     # A delay of 6 tokens: 0.023 rad, not reported; 12 tokens: 0.045 rad, reported.
     assert rounded_frequencies(7, "unknown", product.factor, product_16bit=True) is None
     assert "0.045 rad at position 12" in rounded_frequencies(13, "unknown", product.factor, product_16bit=True)
+
+
+def test_frequencies_cast_to_float16_are_estimated_with_float16s_bits():
+    source = """
+import torch
+def tables(positions, dim=128, base=1e6):
+    kept = (1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))).half()
+    angles = torch.outer(positions.float(), kept.float())
+    return angles.cos(), angles.sin()
+"""
+    product = _factor(source)
+    exact64 = 1.0 / 1e6 ** (torch.arange(0, 128, 2, dtype=torch.float64) / 128)
+    built32 = 1.0 / 1e6 ** (torch.arange(0, 128, 2, dtype=torch.float) / 128)
+    measured = _measured(exact64, built32, 8192, False, low=torch.float16)
+    assert angle_error(8191, frequency_table(product.factor), False, float16=True) == pytest.approx(measured, rel=1e-6)
+    words = rounded_frequencies(None, "unknown", product.factor, float16=True)
+    assert f"reaches {measured:.2g} rad at position 8191" in words and words.endswith("; float16)")

@@ -2121,7 +2121,7 @@ class Interpreter:
         if prec is Prec.INT:
             rounded = None
         after = value.with_(sort=Sort.TENSOR, prec=prec, origin=origin, rounded=rounded,
-                            series=series_ops.rounded(value.series, prec),
+                            series=series_ops.rounded(value.series, prec, float16),
                             is_complex=target.is_complex,
                             payload=None if value.sort is Sort.TENSOR else value.payload,
                             payload_key=None if value.sort is Sort.TENSOR and value.payload_key not in (

@@ -64,12 +64,14 @@ def integers(start: int, end: int, step: int) -> Optional[Series]:
     return Series(values, values, values) if values else None
 
 
-def rounded(series: Optional[Series], prec: Prec) -> Optional[Series]:
-    """``series`` as a step whose result has precision ``prec`` leaves it."""
+def rounded(series: Optional[Series], prec: Prec, float16: bool = False) -> Optional[Series]:
+    """``series`` as a step whose result has precision ``prec`` leaves it (in ``float16``, for an
+    explicit cast to it)."""
     if series is None or not prec.may_be_16bit:
         return series
-    low = series.low if prec is Prec.DEFAULT else tuple(bf16(v) for v in series.low)
-    return Series(series.exact, low, tuple(bf16(v) for v in series.low_default))
+    low16 = fp16 if float16 else bf16
+    low = series.low if prec is Prec.DEFAULT else tuple(low16(v) for v in series.low)
+    return Series(series.exact, low, tuple(low16(v) for v in series.low_default))
 
 
 def _apply(fn: Callable[..., float], *operands) -> Optional[Tuple[float, ...]]:

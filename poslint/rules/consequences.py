@@ -88,44 +88,48 @@ def _described(frequencies: Tuple[float, ...]) -> str:
     return f"the code's {n} frequencies, {distinct[0]:.3g} to {distinct[-1]:.3g}"
 
 
-def angle_error(last: int, table: FrequencyTable, product_16bit: bool) -> float:
+def angle_error(last: int, table: FrequencyTable, product_16bit: bool, float16: bool = False) -> float:
     """The largest angle error at positions 0..last of frequencies computed as the code does and
-    rounded to bfloat16 (by a converted buffer, a cast, the default dtype); with the product
-    itself in bfloat16 when ``product_16bit``."""
-    used = [1 / bf16(v) if table.divisor else bf16(v) for v in table.computed]
+    rounded to bfloat16 (by a converted buffer, a cast, the default dtype), or to ``float16``; with
+    the product itself in 16 bits when ``product_16bit``."""
+    low, bits = (fp16, 11) if float16 else (bf16, 8)
+    used = [1 / low(v) if table.divisor else low(v) for v in table.computed]
     if not product_16bit:
         return last * max(abs(f - g) for f, g in zip(table.exact, used))
     if (last + 1) * len(used) <= _ENUMERATED_PAIRS:
-        return max(abs(k * f - bf16(bf16(k) * g)) for k in range(last + 1) for f, g in zip(table.exact, used))
+        return max(abs(k * f - low(low(k) * g)) for k in range(last + 1) for f, g in zip(table.exact, used))
     # Too many to enumerate, a bound: the frequencies' part, the last position's rounding times the
-    # largest frequency, and half a bfloat16 step of the largest angle.
-    return (last * max(abs(f - g) for f, g in zip(table.exact, used)) + _half_step(last) * max(used)
-            + _half_step(last * max(used)))
+    # largest frequency, and half a 16-bit step of the largest angle.
+    return (last * max(abs(f - g) for f, g in zip(table.exact, used)) + _half_step(last, bits) * max(used)
+            + _half_step(last * max(used), bits))
 
 
-def _half_step(x: float) -> float:
-    """Half the spacing of bfloat16 numbers at ``x`` (its 8 significant bits)."""
-    return 2.0 ** (math.floor(math.log2(x)) - 8) if x > 0 else 0.0
+def _half_step(x: float, bits: int = 8) -> float:
+    """Half the spacing of numbers of ``bits`` significant bits (bfloat16's 8) at ``x``."""
+    return 2.0 ** (math.floor(math.log2(x)) - bits) if x > 0 else 0.0
 
 
 def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool = False, divisor: bool = False,
-                        default_dtype: bool = False):
-    """What frequencies rounded to bfloat16 do to the angles of positions 0..extent-1: ``unknown``
-    when the code says neither how many positions there are nor which frequencies (``factor``, the
-    value they are read from) it uses; None when the error is negligible; else the computed error,
-    with the frequencies and positions it assumes. ``product_16bit``: see :func:`angle_error`;
-    ``divisor`` and ``default_dtype``: see :func:`frequency_table`."""
+                        default_dtype: bool = False, float16: bool = False):
+    """What frequencies rounded to bfloat16 (or ``float16``) do to the angles of positions
+    0..extent-1: ``unknown`` (bfloat16's figure) when the code says neither how many positions there
+    are nor which frequencies (``factor``, the value they are read from) it uses; None when the
+    error is negligible; else the computed error, with the frequencies and positions it assumes.
+    ``product_16bit``: see :func:`angle_error`; ``divisor`` and ``default_dtype``: see
+    :func:`frequency_table`."""
     table = frequency_table(factor, divisor, default_dtype) if factor is not None else None
-    if extent is None and table is None:
+    if extent is None and table is None and not float16:
         return unknown
     table = table or ASSUMED_FREQUENCIES
     last = (ASSUMED_POSITIONS if extent is None else extent) - 1
-    error = angle_error(last, table, product_16bit)
+    error = angle_error(last, table, product_16bit, float16)
     if error < NEGLIGIBLE_ANGLE_ERROR:
         return None
     assumed = f"; {ASSUMED_POSITIONS} positions are assumed" if extent is None else ""
+    if float16:
+        assumed += "; float16"
     if extent is None and unknown == ANGLE_ERROR_BY_818 and error >= 1:
-        first = _first_position(lambda k: angle_error(k, table, product_16bit) >= 1, last)
+        first = _first_position(lambda k: angle_error(k, table, product_16bit, float16) >= 1, last)
         return f"the angle error passes 1 rad by position {first} ({table.words})"
     if error >= math.pi:
         return f"the angle error reaches pi by position {last} ({table.words}{assumed})"

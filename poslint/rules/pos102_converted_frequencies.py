@@ -26,7 +26,9 @@ class LowPrecisionFrequencies(Rule):
     or configuration defaults (`1 / base ** (arange(0, dim, 2) / dim)`, `exp(arange(0, dim, 2) *
     -c)`), and says so ("the code's frequencies: dim 32, base 10000"); otherwise it assumes head
     dim 128 and base 10000. Where the product itself runs in 16 bits (integer or 16-bit
-    positions times 16-bit frequencies), its rounding is counted too.
+    positions times 16-bit frequencies), its rounding is counted too. A cast to float16
+    (`.half()`, `torch.float16`) is estimated with float16's 11 significant bits, and the message
+    says so.
 
     ## Why is this bad?
     `module.to(dtype)` converts every floating buffer and parameter, persistent or not. A
@@ -142,7 +144,7 @@ class Rotary(torch.nn.Module):
             extent, assumed = grid_extent(facts, product)
             consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, factor,
                                               product_16bit=product.result.prec.may_be_16bit,
-                                              divisor=product.op == "/")
+                                              divisor=product.op == "/", float16=factor.origin.float16)
             if consequence is None:
                 continue  # a grid this short turns rounded frequencies into a negligible angle error
             consequence += assumed
@@ -167,7 +169,8 @@ def _cast_then_upcast(facts, product, rounded):
     changes float32 results."""
     extent, assumed = grid_extent(facts, product)
     consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, product.factor,
-                                      product_16bit=product.result.prec.may_be_16bit, divisor=product.op == "/")
+                                      product_16bit=product.result.prec.may_be_16bit, divisor=product.op == "/",
+                                      float16=rounded.float16)
     if consequence is not None:
         yield Finding(rounded.node, f"frequencies are cast to {rounded.reason} and upcast again before the angle "
                                     f"product, which restores nothing; {when(rounded.prec)}{consequence}{assumed}")
