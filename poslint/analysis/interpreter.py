@@ -38,6 +38,7 @@ from poslint.analysis.lattice import (
     merge,
     tensor,
 )
+from poslint.analysis.names import NOT_FIRST_PARTY
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, bound_arguments, is_autocast_off_call,
                                            is_self_attr, is_static, literal_defaults, lookup_instance,
                                            parameter_attrs, parameter_kinds, tail_name)
@@ -364,7 +365,8 @@ class Interpreter:
             if origin is None or self.facts.holds(origin.node):
                 return origin
             line = getattr(origin.node, "lineno", "?")
-            return Origin.at(anchor, f"{origin.reason} ({path}:{line})", origin.prec, origin.relative)
+            return Origin.at(anchor, f"{origin.reason} ({path}:{line})", origin.prec, origin.relative,
+                             origin.exact, origin.float16)
 
         if value.sort is Sort.TUPLE and isinstance(value.payload, tuple):
             value = value.with_(payload=tuple(self.rebased(v, anchor, path) for v in value.payload))
@@ -1489,6 +1491,12 @@ class Interpreter:
         if not (qual and qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in TRANSFORMING):
             for value in list(args) + list(kwargs.values()):
                 self._escape(value)
+        if qual and qual.split(".", 1)[0] not in NOT_FIRST_PARTY and self._imported(qual) is None:
+            # Code we cannot read (a compiled extension) may fill a tensor it is handed in place:
+            # zeros passed to ``ext.gen_position_ids(ids, ...)`` no longer hold one value.
+            for arg_node, value in zip(node.args, args):
+                if isinstance(arg_node, ast.Name) and _holds_one_value(value) and frame.env.get(arg_node.id) is value:
+                    frame.env[arg_node.id] = value.with_(payload_key=None)
         for k in node.keywords:
             if k.arg is None:
                 self.eval(k.value, frame)

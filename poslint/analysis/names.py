@@ -32,6 +32,10 @@ CANONICAL = {
 }
 
 
+# Roots of names that are never the project's: torch's API is known from tables, not from its source.
+NOT_FIRST_PARTY = frozenset({"torch", "math", "numpy", "np", "einops", "builtins"})
+
+
 class ImportResolver:
     def __init__(self, tree: ast.Module, imports: Optional[Iterable[ast.AST]] = None, package: Optional[str] = None):
         """Resolve the imports of ``tree``; ``imports``, when given, are its import statements

@@ -25,7 +25,7 @@ from typing import Callable, List, Optional, Protocol, Set, Tuple
 from poslint.analysis.facts import ModuleFacts
 from poslint.analysis.interpreter import Interpreter
 from poslint.analysis.lattice import Value
-from poslint.analysis.names import ImportResolver
+from poslint.analysis.names import NOT_FIRST_PARTY, ImportResolver
 from poslint.analysis.object_model import ClassInfo
 from poslint.analysis.subtrees import index_module
 from poslint.core.source import LineIndex
@@ -44,8 +44,6 @@ MAX_PARSED_SOURCE = 0
 # Modules that import a function, past which its phase is left unknown: a helper that many
 # modules call runs in every phase anyway, and each importer is a module to analyse.
 MAX_IMPORTERS = 8
-# Roots of names that are never the project's: torch's API is known from tables, not from its source.
-NOT_FIRST_PARTY = frozenset({"torch", "math", "numpy", "np", "einops", "builtins"})
 
 
 class ModuleSource(Protocol):
