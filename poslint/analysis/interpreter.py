@@ -1664,6 +1664,8 @@ class Interpreter:
                 if tail in TENSOR_TYPES:
                     frame.default = dtype_value(TENSOR_TYPES[tail], Origin.at(node, f"'{target.payload_key[1]}'"))
             return UNKNOWN
+        if name == "promote_types" and len(args) == 2:
+            return _promoted_dtype(args[0], args[1], node)
         if name == "get_default_dtype":
             if frame.default.origin is None:  # say where the dtype came from in the message
                 return dtype_value(frame.default.prec, Origin.at(node, "the default dtype (torch.get_default_dtype())",
@@ -2341,6 +2343,19 @@ def _carried_kind(value: Value) -> Optional[str]:
 
 def _is_qual(value: Value) -> bool:
     return isinstance(value.payload_key, tuple) and len(value.payload_key) == 2 and value.payload_key[0] == "qual"
+
+
+def _promoted_dtype(a: Value, b: Value, node: ast.AST) -> Value:
+    """``torch.promote_types(a, b)``: float64 beside anything is float64; float32 beside a 16-bit or
+    unknown floating dtype is at least float32 (float64 if that one is: float32 or better either way)."""
+    if not a.sort is b.sort is Sort.DTYPE:
+        return dtype_value(Prec.UNKNOWN)
+    for wide in (Prec.F64, Prec.F32):
+        if wide in (a.prec, b.prec):
+            return dtype_value(wide, Origin.at(node, f"torch.promote_types(..., {wide.value})", wide))
+    if a.prec is Prec.INT:  # an integer dtype beside a floating one: the floating one
+        return b
+    return a if b.prec is Prec.INT or a == b else dtype_value(Prec.UNKNOWN)
 
 
 def _float16(name: str) -> bool:
