@@ -2348,7 +2348,7 @@ def _is_qual(value: Value) -> bool:
 def _promoted_dtype(a: Value, b: Value, node: ast.AST) -> Value:
     """``torch.promote_types(a, b)``: float64 beside anything is float64; float32 beside a 16-bit or
     unknown floating dtype is at least float32 (float64 if that one is: float32 or better either way)."""
-    if not a.sort is b.sort is Sort.DTYPE:
+    if a.sort is not Sort.DTYPE or b.sort is not Sort.DTYPE:
         return dtype_value(Prec.UNKNOWN)
     for wide in (Prec.F64, Prec.F32):
         if wide in (a.prec, b.prec):

@@ -24,6 +24,7 @@ from typing import Dict, Iterator, List, Set
 # The nodes whose subtrees are listed.
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _SCOPE_CLASSES = frozenset(SCOPES)  # ast's node classes are never subclassed by a parse
+_ID_CHUNK = 1 << 16
 _BELOW = "_poslint_below"
 _INDEX = "_poslint_index"
 
@@ -72,11 +73,14 @@ def index_module(tree: ast.Module) -> ModuleIndex:
     index = ModuleIndex()
     queue = deque([(tree, ())])
     pop, push = queue.popleft, queue.append
-    ids: List[int] = []
+    pending: List[int] = []  # ids, moved into the compact array in chunks (a list of ints is 5 times its size)
     AST = ast.AST
     while queue:
         node, enclosing = pop()
-        ids.append(id(node))
+        pending.append(id(node))
+        if len(pending) >= _ID_CHUNK:
+            index.ids.extend(pending)
+            pending.clear()
         for below in enclosing:
             below.append(node)
         kind = node.__class__
@@ -101,7 +105,7 @@ def index_module(tree: ast.Module) -> ModuleIndex:
                 for item in value:
                     if isinstance(item, AST):
                         push((item, enclosing))
-    index.ids.extend(ids)
+    index.ids.extend(pending)
     setattr(tree, _INDEX, index)
     return index
 
