@@ -1491,12 +1491,13 @@ class Interpreter:
         if not (qual and qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in TRANSFORMING):
             for value in list(args) + list(kwargs.values()):
                 self._escape(value)
-        if qual and qual.split(".", 1)[0] not in NOT_FIRST_PARTY and self._imported(qual) is None:
-            # Code we cannot read (a compiled extension) may fill a tensor it is handed in place:
-            # zeros passed to ``ext.gen_position_ids(ids, ...)`` no longer hold one value.
-            for arg_node, value in zip(node.args, args):
-                if isinstance(arg_node, ast.Name) and _holds_one_value(value) and frame.env.get(arg_node.id) is value:
-                    frame.env[arg_node.id] = value.with_(payload_key=None)
+        # Code we cannot read (a compiled extension) may fill a tensor it is handed in place:
+        # zeros passed to ``ext.gen_position_ids(ids, ...)`` no longer hold one value.
+        filled = [arg_node.id for arg_node, value in zip(node.args, args) if isinstance(arg_node, ast.Name)
+                  and _holds_one_value(value) and frame.env.get(arg_node.id) is value]
+        if filled and qual and qual.split(".", 1)[0] not in NOT_FIRST_PARTY and self._imported(qual) is None:
+            for name in filled:
+                frame.env[name] = frame.env[name].with_(payload_key=None)
         for k in node.keywords:
             if k.arg is None:
                 self.eval(k.value, frame)

@@ -159,8 +159,7 @@ class Value:
     def with_(self, **changes) -> "Value":
         """This value with ``changes``: a copy of its fields (``dataclasses.replace`` runs
         ``__init__``, which sets each field through ``object.__setattr__``: a tenth of a run)."""
-        if not _VALUE_FIELDS.issuperset(changes):
-            raise TypeError(f"Value has no field {sorted(set(changes) - _VALUE_FIELDS)}")
+        _known_fields(changes)
         new = object.__new__(Value)
         state = new.__dict__
         state.update(self.__dict__)
@@ -184,11 +183,15 @@ _VALUE_FIELDS = frozenset(f.name for f in fields(Value))
 _VALUE_DEFAULTS = {f.name: f.default for f in fields(Value)}  # all plain, immutable defaults
 
 
+def _known_fields(given) -> None:
+    if not _VALUE_FIELDS.issuperset(given):
+        raise TypeError(f"Value has no field {sorted(set(given) - _VALUE_FIELDS)}")
+
+
 def _value_init(self, **given) -> None:
     """What the dataclass's ``__init__`` does, keywords only, without an ``object.__setattr__``
     per field: the interpreter makes millions of values."""
-    if not _VALUE_FIELDS.issuperset(given):
-        raise TypeError(f"Value has no field {sorted(set(given) - _VALUE_FIELDS)}")
+    _known_fields(given)
     state = self.__dict__
     state.update(_VALUE_DEFAULTS)
     state.update(given)
