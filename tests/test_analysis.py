@@ -520,3 +520,28 @@ def test_values_are_made_from_keywords_with_the_field_defaults():
     assert Value() == UNKNOWN_VALUE
     with pytest.raises(TypeError):
         Value(sorts=Sort.TENSOR)
+
+
+@pytest.mark.parametrize("positions, exact", [
+    ("(torch.isnan(x) * 2.0 + torch.isposinf(x) * 4.0 - torch.isneginf(x) * 4.0).to(x.dtype)", True),
+    ("(x > 0).to(x.dtype)", True),  # a bool tensor: 0 or 1
+    ("(torch.arange(17) * 16).to(x.dtype)", True),  # up to 256
+    ("(torch.arange(18) * 16).to(x.dtype)", False),  # 272: past what bfloat16 holds exactly
+    ("(torch.isnan(x) * 200.0 + torch.isinf(x) * 100.0).to(x.dtype)", False),
+    ("(torch.isnan(x) * 0.5).to(x.dtype)", False),  # not whole
+    ("torch.isfinite(x).sum(-1).to(x.dtype)", False),  # a count of flags: up to the length
+    ("torch.isfinite(x).cumsum(-1).to(x.dtype)", False),
+    ("torch.isnan(x).float().sqrt().to(x.dtype)", False),
+    ("torch.isnan(x).masked_fill(x < 0, 1000).to(x.dtype)", False),
+])
+def test_casts_of_small_whole_numbers_are_exact(positions, exact):
+    product = only_product(f"""
+        import torch
+        def rope(x):
+            inv_freq = 1.0 / (10000.0 ** (torch.arange(0, 64, 2).float() / 64))
+            t = {positions}
+            return (t[..., None] * inv_freq).cos()
+    """)
+    assert product.positions.origin.exact is exact  # the cast's
+    if exact:  # and the default dtype that ``isnan(x) * 2.0`` takes, where there is one
+        assert all(origin.exact for origin in product.positions.precision_losses())

@@ -18,7 +18,7 @@ import ast
 import itertools
 import math
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.facts import (WILDCARD, AttrRead, Borrowed, Cast, Creation, ModuleFacts, Product, Site, Store,
@@ -47,10 +47,11 @@ from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_held, negated, operand_identity, power_role, sign_of,
                                     unknown_operand)
-from poslint.analysis.torch_api import (CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
+from poslint.analysis.torch_api import (BOUND_BREAKING, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DTYPES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING,
-                                        PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING, SAME_DTYPE_PRODUCTS,
+                                        PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
+                                        SAME_DTYPE_PRODUCTS,
                                         TENSOR_TYPES, TRANSFORMING, TRIG, VALUE_KEEPING)
 
 # In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
@@ -511,10 +512,26 @@ class Interpreter:
         """The literal that every instantiation passes (a call that leaves the parameter passes its
         default); None unless they all pass the same literal."""
         nodes = [default if node is None else node for node in passed]
-        if not nodes or not all(_is_literal(node) for node in nodes):
+        values = {self.eval(node, frame) if _is_literal(node) else self._configured_default(node) for node in nodes}
+        return values.pop() if len(values) == 1 and None not in values else None
+
+    def _configured_default(self, node: Optional[ast.AST]) -> Optional[Value]:
+        """``config.num_frequencies`` passed where ``config`` is a parameter of the calling function
+        annotated with a class that gives the field a literal default: that literal."""
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
             return None
-        values = {self.eval(node, frame) for node in nodes}
-        return values.pop() if len(values) == 1 else None
+        line = node.lineno
+        around = [fn for fn in self.model.all_functions() if not isinstance(fn.node, ast.Lambda)
+                  and fn.node.lineno <= line <= fn.node.end_lineno]
+        if not around:
+            return None
+        spec = max(around, key=lambda fn: fn.node.lineno).node.args  # the innermost
+        param = next((p for p in spec.posonlyargs + spec.args + spec.kwonlyargs if p.arg == node.value.id), None)
+        cls = self._annotated_class(param.annotation) if param is not None else None
+        number = literal_defaults(cls).get(node.attr) if cls is not None else None
+        if number is None:
+            return None
+        return Value(sort=Sort.PYINT if isinstance(number, int) else Sort.PYFLOAT, payload_key=("const", number))
 
     def _inherited_construction(self) -> List[Tuple[ClassInfo, FunctionInfo]]:
         """(subclass, inherited construction root) pairs where the root calls, on ``self``, a
@@ -1228,10 +1245,9 @@ class Interpreter:
         return self.binop(node.op, left, right, node, node.left, node.right, frame)
 
     def _eval_Compare(self, node: ast.Compare, frame: Frame) -> Value:
-        self.eval(node.left, frame)
-        for c in node.comparators:
-            self.eval(c, frame)
-        return UNKNOWN
+        operands = [self.eval(node.left, frame)] + [self.eval(c, frame) for c in node.comparators]
+        tensors = [v for v in operands if v.is_tensor or _is_opaque(v)]
+        return _boolean(tensors[0]) if tensors else UNKNOWN
 
     def _eval_NamedExpr(self, node: ast.NamedExpr, frame: Frame) -> Value:
         value = self.eval(node.value, frame)
@@ -1320,8 +1336,10 @@ class Interpreter:
             recent = self._trace(node, left, right) if isinstance(op, ast.Mult) else self._passed_on(left, right)
         if isinstance(op, (ast.Add, ast.Sub)) and not (left.is_number or right.is_number):
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
+        whole_extent = _whole_extent(op, left, right)
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
-                             extent=_remainder_extent(op, right) or _shifted_extent(op, left, right),
+                             extent=_remainder_extent(op, right) or _shifted_extent(op, left, right) or whole_extent,
+                             whole=whole_extent is not None,
                              series=series_ops.binary(op, left, right, result.prec),
                              products=left.products | right.products, recent=recent,
                              is_complex=left.is_complex or right.is_complex or
@@ -1329,6 +1347,9 @@ class Interpreter:
         if isinstance(op, ast.Mult) and Sort.PYCOMPLEX in (left.sort, right.sort) and \
                 (left.has(Role.ANGLES) or right.has(Role.ANGLES)):
             value = value.with_(roles=value.roles | {Role.ROTARY_COMPLEX})
+        if whole_extent is not None and value.origin is not None and value.origin.node is node:
+            # isnan(x) * 2.0 takes the default dtype here, and holds 0 and 2: exactly
+            value = value.with_(origin=replace(value.origin, exact=True))
         if _holds_one_value(value) and not all(_holds_one_value(v) or _exact_fill(v) for v in (left, right)):
             value = value.with_(payload_key=None)  # ones * timestep holds the timesteps
         if Role.FREQS in roles or Role.SLOPES in roles:
@@ -2034,11 +2055,15 @@ class Interpreter:
             return Value(sort=Sort.PYINT)
         if name in ("softmax", "log_softmax"):
             self.sinks.reach_softmax(receiver)
+        if name in PREDICATES:
+            return _boolean(receiver)
         if name in ROLE_KILLING:
-            if receiver.is_tensor:
-                return receiver.with_(roles=frozenset(), products=frozenset(), recent=frozenset())
+            if receiver.is_tensor:  # (a square root or a sigmoid of whole numbers is not whole)
+                return receiver.with_(roles=frozenset(), products=frozenset(), recent=frozenset(), whole=False)
             return UNKNOWN
         if name in PRESERVING:
+            if name in BOUND_BREAKING and (receiver.extent is not None or receiver.whole):
+                receiver = receiver.with_(extent=None, whole=False)
             return receiver if name in VALUE_KEEPING or not _holds_one_value(receiver) \
                 else receiver.with_(payload_key=None)
         return UNKNOWN
@@ -2046,7 +2071,7 @@ class Interpreter:
     def _float_op(self, receiver: Value, node: ast.AST, frame: Frame) -> Value:
         if receiver.is_tensor and receiver.prec is Prec.INT:
             return self.default_tensor(node, frame, "a float op on an integer tensor").with_(roles=receiver.roles)
-        return receiver
+        return receiver.with_(whole=False) if receiver.whole else receiver
 
     def _to_target(self, node: ast.Call, args: List[Value], kwargs: Dict[str, Value],
                    frame: Frame) -> Optional[Value]:
@@ -2122,7 +2147,7 @@ class Interpreter:
         reason = target.origin.reason if target.origin else prec.value
         # Integers below 257 lose nothing in 16 bits (arange(1, 5, dtype=x.dtype)), below 2049 in float16.
         float16 = prec is Prec.LOW and target.origin is not None and target.origin.float16
-        exact = prec.may_be_16bit and value.prec is Prec.INT and value.extent is not None \
+        exact = prec.may_be_16bit and (value.prec is Prec.INT or value.whole) and value.extent is not None \
             and value.extent <= (FP16_EXACT_UP_TO if float16 else BF16_EXACT_UP_TO) + 1
         origin = Origin.at(node, reason, prec, relative=value.relative, exact=exact, float16=float16)
         rounded = value.rounded
@@ -2266,6 +2291,34 @@ def _shifted_extent(op: ast.operator, left: Value, right: Value) -> Optional[int
     if isinstance(op, ast.FloorDiv):  # whole quotients, below the bound divided
         return math.ceil(left.extent / divisor)
     return left.extent if math.log2(divisor).is_integer() else None
+
+
+def _whole_extent(op: ast.operator, left: Value, right: Value) -> Optional[int]:
+    """The bound of the whole numbers that a sum, difference or product of whole tensors and whole
+    literals holds (NaN flags: ``isnan(x) * -2.0 + isinf(x) * 4.0`` holds magnitudes up to 6), kept
+    only while every 16-bit dtype holds them exactly: past that, how many stay distinct depends on
+    which numbers they are."""
+    if not isinstance(op, (ast.Add, ast.Sub, ast.Mult)) or not (left.is_tensor or right.is_tensor):
+        return None
+    bounds = [_whole_bound(v) for v in (left, right)]
+    if None in bounds:
+        return None
+    largest = bounds[0] * bounds[1] if isinstance(op, ast.Mult) else bounds[0] + bounds[1]
+    return largest + 1 if largest <= BF16_EXACT_UP_TO else None
+
+
+def _whole_bound(value: Value) -> Optional[int]:
+    """The largest magnitude of a whole-valued tensor of known bound, or of a whole literal."""
+    if value.is_tensor:
+        whole = value.prec is Prec.INT or value.whole
+        return value.extent - 1 if whole and value.extent is not None else None
+    number = _const_number(value)
+    return abs(int(number)) if number is not None and float(number).is_integer() else None
+
+
+def _boolean(like: Value) -> Value:
+    """The result of a test (``isnan(x)``, ``a < b``): a bool tensor, 0 or 1, shaped like ``like``."""
+    return tensor(Prec.INT, extent=2, ndim=like.ndim if like.is_tensor else None)
 
 
 def _arange_bounds(args: List[Value], kwargs: Dict[str, Value]) -> Optional[Tuple[int, int, int]]:

@@ -122,6 +122,8 @@ class Value:
     thin: Optional[bool] = None
     # A grid of literal size: its positions are integers below this bound.
     extent: Optional[int] = None
+    # A floating tensor that holds whole numbers only, below ``extent`` (NaN flags times a literal).
+    whole: bool = False
     # The position grids (their creation sites) these positions come from; and, for positions
     # stacked from grids of different axes (an image's x and y), how many axes they span.
     grids: FrozenSet[Tuple[int, int, int, int]] = frozenset()
@@ -273,6 +275,7 @@ def merge(a: Value, b: Value) -> Value:
         # A grid that is full [.., S, S] on some path may be full.
         thin=a.thin if a.thin == b.thin else (False if False in (a.thin, b.thin) else None),
         extent=max(a.extent, b.extent) if a.extent is not None and b.extent is not None else None,
+        whole=a.whole and b.whole,
         grids=a.grids | b.grids,
         axes=a.axes if a.axes == b.axes else None,
         series=a.series if a.series == b.series else None,

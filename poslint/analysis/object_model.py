@@ -500,8 +500,9 @@ class ModuleModel:
 
     def instantiation_arguments(self, init: FunctionInfo) -> Optional[Dict[str, List[Optional[ast.AST]]]]:
         """For each parameter of the constructor ``init``, what every instantiation of its class in
-        this module passes (None where a call leaves the default). None when the module never
-        instantiates the class, or a call unpacks ``*args`` or ``**kwargs``. A demo under
+        this module passes (None where a call leaves the default, :data:`UNPACKED_ARGUMENT` where
+        ``**kwargs`` may pass it). None when the module never instantiates the class, or a call
+        unpacks ``*args``. A demo under
         ``if __name__ == "__main__":`` is an example, not the module's own use: it does not count."""
         cls = init.cls
         if cls is None or self.classes.get(cls.name) is not cls or isinstance(init.node, ast.Lambda):
@@ -514,11 +515,15 @@ class ModuleModel:
         params = [p.arg for p in (list(spec.posonlyargs) + list(spec.args))[1:] + list(spec.kwonlyargs)]
         passed: Dict[str, List[Optional[ast.AST]]] = {name: [] for name in params}
         for call in calls:
-            bound = bound_arguments(init.node, call)
+            # ``**kw`` may pass any parameter the call does not name: those are unknown.
+            unpacked = any(k.arg is None for k in call.keywords)
+            named = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg is not None]) \
+                if unpacked else call
+            bound = bound_arguments(init.node, named)
             if bound is None:
                 return None
             for name in params:
-                passed[name].append(bound.get(name))
+                passed[name].append(bound.get(name, UNPACKED_ARGUMENT if unpacked else None))
         return passed
 
     def _demo_nodes(self) -> Set[int]:
@@ -600,6 +605,10 @@ _MAIN_GUARD_SIDES = {ast.dump(ast.Name("__name__", ast.Load())), ast.dump(ast.Co
 def _is_main_guard(test: ast.AST) -> bool:
     return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and \
         {ast.dump(test.left), ast.dump(test.comparators[0])} == _MAIN_GUARD_SIDES
+
+
+# What an instantiation that unpacks ``**kwargs`` passes to a parameter it does not name: not a literal.
+UNPACKED_ARGUMENT = ast.Name(id="**kwargs", ctx=ast.Load())
 
 
 def bound_arguments(init: ast.AST, call: ast.Call, with_defaults: bool = False) -> Optional[Dict[str, ast.AST]]:

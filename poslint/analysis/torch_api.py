@@ -52,14 +52,29 @@ VALUE_KEEPING = frozenset({
     "select", "take_along_dim",
 })
 
+# The preserving operations that may put other values in (a sum, a fill): a bound on the
+# values (``Value.extent``) does not hold after them.
+BOUND_BREAKING = frozenset({
+    "sum", "cumsum", "cumsum_", "where", "masked_fill", "masked_fill_", "masked_scatter", "fill_", "fill",
+    "index_fill", "index_fill_", "fill_diagonal_",
+})
+
 # Operations after which a value is no longer a position grid (a ramp, a mask, a count).
 ROLE_KILLING = frozenset({
     "clamp", "clip", "clamp_", "sigmoid", "tanh", "softmax", "log_softmax", "max", "min", "amax",
-    "amin", "argmax", "argmin", "mean", "prod", "numel", "size", "eq", "ne", "lt", "le", "gt",
-    "ge", "log", "log2", "log10", "sqrt", "rsqrt", "floor", "ceil", "round", "sign", "item",
-    "tolist", "norm", "any", "all", "nonzero", "logical_not", "relu", "gelu", "silu",
+    "amin", "argmax", "argmin", "mean", "prod", "numel", "size",
+    "log", "log2", "log10", "sqrt", "rsqrt", "floor", "ceil", "round", "sign", "item",
+    "tolist", "norm", "nonzero", "relu", "gelu", "silu",
     # inverse trigonometry: an angle computed from coordinates (a phase), bounded by pi
     "atan2", "arctan2", "atan", "arctan", "asin", "arcsin", "acos", "arccos", "angle",
+})
+
+# Operations whose result is a bool tensor: two values, 0 and 1, exact in every dtype (NaN flags,
+# masks). What they test is not passed on.
+PREDICATES = frozenset({
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
+    "isnan", "isinf", "isposinf", "isneginf", "isfinite", "isreal", "signbit", "isclose", "isin",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "any", "all",
 })
 
 TRIG = frozenset({"cos", "sin"})

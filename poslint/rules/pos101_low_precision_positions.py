@@ -31,8 +31,9 @@ class LowPrecisionPositions(Rule):
     whose angles are concatenated, written into alternate channels, or stacked as coordinates) is
     assumed to hold 91 positions, a 91 x 91 grid of 8192 in all, and so is exact: the rows and
     columns of a feature map raise nothing here. Nor does a cast of such a small grid that the
-    code scales afterwards (`torch.arange(1, 5, dtype=x.dtype) * math.pi`): the cast itself loses
-    nothing. A cast to float16 (`.half()`, `dtype=torch.float16`) is judged by float16's 11 bits:
+    code scales afterwards (`torch.arange(1, 5, dtype=x.dtype) * math.pi`), or of whole numbers
+    below 257 that tests build (NaN flags: `(torch.isnan(x) * -2.0 + torch.isinf(x) * 4.0).to(x.dtype)`,
+    a bool tensor is 0 or 1): the cast itself loses nothing. A cast to float16 (`.half()`, `dtype=torch.float16`) is judged by float16's 11 bits:
     a grid of at most 2049 positions is exact there, and the message counts what float16 keeps
     (4097 of 8192). Default-dtype findings are made only in
     construction code (where loaders set a 16-bit default) and in code of unknown phase.

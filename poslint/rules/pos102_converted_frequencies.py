@@ -1,9 +1,11 @@
-from poslint.analysis import Prec
+from poslint.analysis import Prec, Role
 from poslint.fix.blocks import float32_copy_fix, float32_site_fix, make_float32, module_tensor_name, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import ANGLE_ERROR_AT_8K, grid_extent, rounded_frequencies, when
 
 LOW_FACTOR = (Prec.CONVERTED, Prec.LOW, Prec.ACTIVATION)
+# What a frequency formula computed: an inverse power or exponential, or the power before it is inverted.
+_FORMULA_ROLES = frozenset({Role.FREQS, Role.GROWTH, Role.GROWTH2})
 
 
 class LowPrecisionFrequencies(Rule):
@@ -16,7 +18,9 @@ class LowPrecisionFrequencies(Rule):
     cast to 16 bits (`.half()`, `.to(x.dtype)`) before the product. It reports the place where
     they are consumed. Frequencies cast to 16 bits and upcast again before the product
     (`inv_freq.half()` kept, then `.float()` at use) are reported at the cast: the upcast restores
-    nothing. A converted buffer upcast at use is POS106's.
+    nothing. A converted buffer upcast at use is POS106's. A cast of whole numbers below 257
+    (harmonic orders `torch.arange(1, 5, dtype=x.dtype)`, NaN flags built from `torch.isnan`) is
+    not reported: bfloat16 holds them exactly, so the cast rounds nothing.
 
     Where the code gives the range (a literal grid, a configuration class's default such as
     `max_position_embeddings` or `image_size // patch_size`, a count such as `torch.full((1,),
@@ -136,10 +140,11 @@ class Rotary(torch.nn.Module):
         for product in facts.rope_products():
             factor = product.factor
             if factor.prec.is_float32_or_better and factor.rounded is not None and \
+                    not _rounded_nothing(factor, factor.rounded) and \
                     factor.rounded.prec in LOW_FACTOR and factor.rounded.prec is not Prec.CONVERTED:
                 yield from _cast_then_upcast(facts, product, factor.rounded)  # (a converted buffer: POS106)
                 continue
-            if factor.prec not in LOW_FACTOR or factor.origin is None:
+            if factor.prec not in LOW_FACTOR or factor.origin is None or _rounded_nothing(factor, factor.origin):
                 continue
             extent, assumed = grid_extent(facts, product)
             consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, factor,
@@ -161,6 +166,13 @@ class Rotary(torch.nn.Module):
                                        product.positions, "cast the frequencies to float32",
                                        torch_attr(facts, "float32")[1])
                 yield Finding(factor.origin.node, message, fix)
+
+
+def _rounded_nothing(factor, origin) -> bool:
+    """Whether the 16 bits decided at ``origin`` rounded nothing of ``factor``: small whole numbers
+    (NaN flags, harmonic orders) were cast there, and no frequency formula computed on them in 16
+    bits since (``1 / base ** (arange(64, dtype=x.dtype) / 64)`` rounds at the division and the power)."""
+    return origin.exact and not factor.roles & _FORMULA_ROLES
 
 
 def _cast_then_upcast(facts, product, rounded):
