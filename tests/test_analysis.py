@@ -545,3 +545,24 @@ def test_casts_of_small_whole_numbers_are_exact(positions, exact):
     assert product.positions.origin.exact is exact  # the cast's
     if exact:  # and the default dtype that ``isnan(x) * 2.0`` takes, where there is one
         assert all(origin.exact for origin in product.positions.precision_losses())
+
+
+@pytest.mark.parametrize("uses, prec", [
+    ("hits = ids == token", Prec.INT),
+    ("hits = ids[0] == token", Prec.INT),  # a part of the ids, compared with a token
+    ("for b, row in enumerate(ids):\n                hits = row == token", Prec.INT),
+    ("for row in ids:\n                hits = row[1:] == token", Prec.INT),
+    ("row = ids[0]\n            hits = row == token", Prec.INT),
+    ("hits = ids.sum()", Prec.ACTIVATION),  # nothing says they are integers
+    ("for b, row in enumerate(ids):\n                hits = row > 0.5", Prec.ACTIVATION),
+])
+def test_a_dtype_of_tensors_used_as_token_ids_is_an_integer_dtype(uses, prec):
+    product = only_product(f"""
+        import torch
+        def rope(ids, token):
+            {uses}
+            t = torch.arange(ids.shape[-1], dtype=ids.dtype)
+            inv_freq = 1.0 / (10000.0 ** (torch.arange(0, 64, 2).float() / 64))
+            return torch.outer(t, inv_freq).cos()
+    """)
+    assert product.positions.prec is prec

@@ -99,6 +99,15 @@ class Product:
 
 
 @dataclass(frozen=True)
+class Handoff:
+    """Frequencies handed to code poslint cannot read (a compiled rotary kernel) as an argument."""
+
+    node: ast.AST  # the argument
+    callee: str  # its dotted name
+    value: Value
+
+
+@dataclass(frozen=True)
 class Cast:
     """An explicit dtype change (``.to``, ``.half()``, ``.type_as``...) of a value with a role."""
 
@@ -178,6 +187,7 @@ class ModuleFacts:
     creations: List[Creation] = field(default_factory=list)
     trigs: List[Trig] = field(default_factory=list)
     attr_reads: List[AttrRead] = field(default_factory=list)
+    handoffs: List[Handoff] = field(default_factory=list)
     # Product sites whose result reached cos/sin/polar: certainly rotary.
     rotary_products: Set[NodeKey] = field(default_factory=set)
     # Sites (products, casts) whose result reached both cos and sin: a rotation's angles.

@@ -17,12 +17,14 @@ from __future__ import annotations
 import ast
 import itertools
 import math
+import operator
+import sys
 import weakref
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from poslint.analysis.facts import (WILDCARD, AttrRead, Borrowed, Cast, Creation, ModuleFacts, Product, Site, Store,
-                                    Trig, family_matches, node_key)
+from poslint.analysis.facts import (WILDCARD, AttrRead, Borrowed, Cast, Creation, Handoff, ModuleFacts, Product, Site,
+                                    Store, Trig, family_matches, node_key)
 from poslint.analysis.library_summaries import LIBRARY
 from poslint.analysis.lattice import (
     BF16_EXACT_UP_TO,
@@ -50,6 +52,7 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
 from poslint.analysis.torch_api import (BOUND_BREAKING, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DTYPES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING,
+                                        PRODUCT_KEYWORDS,
                                         PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
                                         SAME_DTYPE_PRODUCTS,
                                         TENSOR_TYPES, TRANSFORMING, TRIG, VALUE_KEEPING)
@@ -516,22 +519,55 @@ class Interpreter:
         return values.pop() if len(values) == 1 and None not in values else None
 
     def _configured_default(self, node: Optional[ast.AST]) -> Optional[Value]:
-        """``config.num_frequencies`` passed where ``config`` is a parameter of the calling function
-        annotated with a class that gives the field a literal default: that literal."""
-        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+        """The number an instantiation passes where the calling function fixes it from literals and
+        configuration defaults: ``config.num_frequencies`` (``config`` a parameter annotated with a
+        class that gives the field a literal default), arithmetic on such numbers, and a local name
+        assigned once to one (``side = config.image_size // config.patch_size``)."""
+        line = getattr(node, "lineno", None)  # (None, too, for what ``**kwargs`` may pass)
+        if line is None:
             return None
-        line = node.lineno
         around = [fn for fn in self.model.all_functions() if not isinstance(fn.node, ast.Lambda)
                   and fn.node.lineno <= line <= fn.node.end_lineno]
         if not around:
             return None
-        spec = max(around, key=lambda fn: fn.node.lineno).node.args  # the innermost
-        param = next((p for p in spec.posonlyargs + spec.args + spec.kwonlyargs if p.arg == node.value.id), None)
-        cls = self._annotated_class(param.annotation) if param is not None else None
-        number = literal_defaults(cls).get(node.attr) if cls is not None else None
+        caller = max(around, key=lambda fn: fn.node.lineno).node  # the innermost
+        number = self._folded_number(node, caller, depth=0)
         if number is None:
             return None
         return Value(sort=Sort.PYINT if isinstance(number, int) else Sort.PYFLOAT, payload_key=("const", number))
+
+    def _folded_number(self, node: ast.AST, caller: ast.AST, depth: int) -> Optional[object]:
+        if depth > _FOLD_DEPTH:
+            return None
+        if isinstance(node, ast.Constant):
+            return node.value if type(node.value) in (int, float) else None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = self._folded_number(node.operand, caller, depth + 1)
+            return -inner if inner is not None else None
+        if isinstance(node, ast.BinOp) and type(node.op) in _FOLDED_OPERATORS:
+            left = self._folded_number(node.left, caller, depth + 1)
+            right = self._folded_number(node.right, caller, depth + 1) if left is not None else None
+            if right is None:
+                return None
+            try:
+                number = _FOLDED_OPERATORS[type(node.op)](left, right)
+            except (ArithmeticError, ValueError):
+                return None
+            return number if isinstance(number, (int, float)) and math.isfinite(number) else None
+        if isinstance(node, ast.Name):
+            stores = [n for n in walk(caller) if isinstance(n, ast.Name) and n.id == node.id
+                      and not isinstance(n.ctx, ast.Load)]
+            assigns = [a for a in walk(caller) if isinstance(a, ast.Assign) and len(a.targets) == 1
+                       and isinstance(a.targets[0], ast.Name) and a.targets[0].id == node.id]
+            if len(stores) != 1 or len(assigns) != 1:
+                return None  # a parameter, or a name bound more than once
+            return self._folded_number(assigns[0].value, caller, depth + 1)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            spec = caller.args
+            param = next((p for p in spec.posonlyargs + spec.args + spec.kwonlyargs if p.arg == node.value.id), None)
+            cls = self._annotated_class(param.annotation) if param is not None else None
+            return literal_defaults(cls).get(node.attr) if cls is not None else None
+        return None
 
     def _inherited_construction(self) -> List[Tuple[ClassInfo, FunctionInfo]]:
         """(subclass, inherited construction root) pairs where the root calls, on ``self``, a
@@ -945,6 +981,8 @@ class Interpreter:
             self.facts.trigs.append(fact)
         elif isinstance(fact, AttrRead):
             self.facts.attr_reads.append(fact)
+        elif isinstance(fact, Handoff):
+            self.facts.handoffs.append(fact)
 
     # ---- expressions -------------------------------------------------------------------
 
@@ -1135,20 +1173,33 @@ class Interpreter:
 
     def _used_as_integers(self, fn: Optional[FunctionInfo]) -> Set[str]:
         """Names that ``fn`` uses the way only integer tensors are used: as an index (``t[ids]``,
-        ``embedding(ids, w)``, ``gather``), or tested for equality with a token (``ids == pad``)."""
+        ``embedding(ids, w)``, ``gather``), or tested, whole or in part, for equality with a token
+        (``ids == pad``, ``ids[b] == image_token``)."""
         if fn is None:
             return set()
         if id(fn.node) not in self._integer_names:
             names = set()
+            parts_of: Dict[str, Set[str]] = {}  # a name bound to a part of another: rows, elements, slices
             for node in walk(fn.node):
+                part, whole = _part_binding(node)
+                if part is not None:
+                    parts_of.setdefault(part, set()).add(whole)
                 if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name):
                     names.add(node.slice.id)
                 elif isinstance(node, ast.Compare) and all(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops):
                     operands = [node.left, *node.comparators]
                     if not any(isinstance(o, ast.Constant) and isinstance(o.value, float) for o in operands):
-                        names |= {o.id for o in operands if isinstance(o, ast.Name)}
+                        # ``ids == pad``, and a part of them: ``ids[b] == image_token``
+                        tested = [o.value if isinstance(o, ast.Subscript) else o for o in operands]
+                        names |= {o.id for o in tested if isinstance(o, ast.Name)}
                 elif isinstance(node, ast.Call) and tail_name(node.func) in INDEXING_CALLS:
                     names |= {a.id for a in node.args if isinstance(a, ast.Name)}
+            pending = list(names)
+            while pending:  # the row of token ids that is compared makes the ids integers
+                for whole in parts_of.get(pending.pop(), ()):
+                    if whole not in names:
+                        names.add(whole)
+                        pending.append(whole)
             self._integer_names[id(fn.node)] = names
         return self._integer_names[id(fn.node)]
 
@@ -1519,6 +1570,13 @@ class Interpreter:
         if filled and qual and qual.split(".", 1)[0] not in NOT_FIRST_PARTY and self._imported(qual) is None:
             for name in filled:
                 frame.env[name] = frame.env[name].with_(payload_key=None)
+        # A converted frequency buffer handed to such code (a fused rotary kernel) is used as rounded.
+        handed = [(arg_node, value) for arg_node, value in zip(node.args, args) if frame.runtime
+                  and value.prec is Prec.CONVERTED and value.has(Role.FREQS) and value.origin is not None]
+        if handed and qual and qual not in LIBRARY and qual.split(".", 1)[0] not in NOT_FIRST_PARTY | _STDLIB \
+                and self._imported(qual) is None:
+            for arg_node, value in handed:
+                self._record(Handoff(arg_node, qual, value), ("handoff", node_key(arg_node), value))
         for k in node.keywords:
             if k.arg is None:
                 self.eval(k.value, frame)
@@ -1598,7 +1656,7 @@ class Interpreter:
             if key == "builtin.range":
                 return Value(sort=Sort.OTHER, payload_key="range")
             if isinstance(key, tuple) and key[0] == "library":
-                return self.library_call(key[1], node, args, frame)
+                return self.library_call(key[1], node, args, kwargs, frame)
             if isinstance(key, tuple) and key[0] == "qual":
                 return self.torch_function(key[1], node, args, kwargs, frame, callee)
         if isinstance(callee.payload, _MethodOf):
@@ -1655,8 +1713,7 @@ class Interpreter:
         if _is_parameter(value) and keyword is not None:
             # A dtype argument that no caller here shows: the model's dtype.
             src = self.facts.source(keyword.value)
-            return dtype_value(Prec.ACTIVATION, Origin.at(keyword.value, f"the caller's dtype argument '{src}'",
-                                                          Prec.ACTIVATION))
+            return _callers_dtype(keyword.value, src)
         return dtype_value(Prec.UNKNOWN)
 
     def torch_function(self, qual: str, node: ast.Call, args: List[Value], kwargs: Dict[str, Value],
@@ -1671,7 +1728,7 @@ class Interpreter:
                              payload_key=series_ops.folded_call(name, [_const_number(a) for a in args]))
             return UNKNOWN
         if qual in LIBRARY:
-            return self.library_call(LIBRARY[qual].effect, node, args, frame)
+            return self.library_call(LIBRARY[qual].effect, node, args, kwargs, frame)
         if not qual.startswith("torch") and not qual.startswith("einops"):  # einops.einsum is torch's
             return UNKNOWN
         if name in ("set_default_dtype", "set_default_tensor_type") and args:
@@ -1708,7 +1765,13 @@ class Interpreter:
             data = args[0] if args else UNKNOWN
             dtype = self._dtype_arg(kwargs, node)
             if dtype is not None:
-                return self.cast(data.with_(sort=Sort.TENSOR), dtype, node, node, frame)
+                made = self.cast(data.with_(sort=Sort.TENSOR), dtype, node, node, frame)
+                numbers = _literal_numbers(data)
+                if numbers and made.origin is not None and made.origin.node is node and \
+                        all(series_ops.bf16(v) == v and series_ops.fp16(v) == v for v in numbers):
+                    # tensor([6016.0], dtype=x.dtype): numbers that every 16-bit dtype holds, as they are
+                    made = made.with_(origin=replace(made.origin, exact=True))
+                return made
             if data.is_tensor:
                 return data
             if data.sort is Sort.PYINT:
@@ -1772,7 +1835,7 @@ class Interpreter:
         if name in MATRIX_PRODUCTS:
             if name in ("baddbmm", "addbmm", "addmm") and args:
                 self.sinks.reach_attention(args[0])  # baddbmm(bias, q, k): the bias the scores start from
-            return self._matrix_product(name, node, args, frame)
+            return self._matrix_product(name, node, args, kwargs, frame)
         if name in CONCAT:
             items = args[0] if args else UNKNOWN
             if items.sort is Sort.TUPLE and isinstance(items.payload, tuple) and items.payload:
@@ -1782,6 +1845,11 @@ class Interpreter:
                 return items.payload.with_(ndim=None, axis=None)
             return items if items.is_tensor else UNKNOWN
         if name == "meshgrid":
+            if len(args) == 1 and isinstance(args[0].payload, Value) and _is_list_of(args[0]):
+                # meshgrid(*[linspace(...) for n in sizes]): per axis, a grid of the axis's values, its shape unknown
+                grid = args[0].payload.with_(ndim=None, axis=None)
+                return args[0].with_(payload=grid, payload_key=("list-of", grid.sort.value, grid.roles, grid.products,
+                                                                grid.recent))
             grids = list(args[0].payload) if len(args) == 1 and args[0].sort is Sort.TUPLE else list(args)
             n = len(grids)
             outs = tuple(g.with_(ndim=n, axis=i - n) for i, g in enumerate(grids))
@@ -1795,7 +1863,8 @@ class Interpreter:
         receiver = args[0] if args else UNKNOWN
         return self.tensor_method(name, receiver, node, args[1:], kwargs, frame, function_form=True)
 
-    def library_call(self, effect: str, node: ast.Call, args: List[Value], frame: Frame) -> Value:
+    def library_call(self, effect: str, node: ast.Call, args: List[Value], kwargs: Dict[str, Value],
+                     frame: Frame) -> Value:
         """A call of a third-party helper, by its summary (poslint.analysis.library_summaries)."""
         first = args[0] if args else UNKNOWN
         if effect in ("multiplies", "contracts") and len(args) == 3 and len(node.args) == 3:
@@ -1823,6 +1892,13 @@ class Interpreter:
             return args[-1] if args else UNKNOWN
         if effect == "applies-rotary":
             return Value(sort=Sort.TENSOR, prec=first.prec, origin=first.origin) if first.is_tensor else UNKNOWN_TENSOR
+        if effect == "alibi-builder":
+            # build_alibi_tensor(attention_mask, num_heads, dtype): slopes x absolute positions, in dtype
+            dtype = self._dtype_arg(kwargs, node) if "dtype" in kwargs else \
+                args[2] if len(args) > 2 and args[2].sort is Sort.DTYPE else None
+            bias = tensor(Prec.F32, Origin.at(node, "a library's ALiBi builder"), roles=frozenset({Role.BIAS}),
+                          relative=False, thin=True)
+            return self.cast(bias, dtype, node, node, frame) if dtype is not None else bias
         if effect == "rope-init":
             freqs = tensor(Prec.F32, Origin.at(node, "float32 frequencies from transformers' rope init", Prec.F32),
                            roles=frozenset({Role.FREQS}))
@@ -1864,8 +1940,12 @@ class Interpreter:
             return tensor(Prec.INT, roles=roles)
         return self.default_tensor(node, frame, default_reason).with_(roles=roles, **extra)
 
-    def _matrix_product(self, name: str, node: ast.Call, args: List[Value], frame: Frame) -> Value:
+    def _matrix_product(self, name: str, node: ast.Call, args: List[Value], kwargs: Dict[str, Value],
+                        frame: Frame) -> Value:
         operands = list(zip(args, node.args))
+        given = {k.arg: k.value for k in node.keywords if k.arg}
+        operands += [(kwargs[word], given[word]) for word in PRODUCT_KEYWORDS.get(name, ())[len(operands):]
+                     if word in given]
         if name == "einsum":
             # torch.einsum(pattern, *tensors); einops.einsum(*tensors, pattern)
             last_is_pattern = bool(node.args) and isinstance(node.args[-1], ast.Constant) \
@@ -2089,8 +2169,7 @@ class Interpreter:
             kind = (_carried_kind(arg) or self._parameter_kind(arg_node, frame)) if _is_opaque(arg) else None
             if kind == "dtype":
                 # ``.to(dtype)`` with a dtype argument no caller here shows: the model's dtype.
-                return dtype_value(Prec.ACTIVATION, Origin.at(arg_node, f"the caller's dtype argument '{src}'",
-                                                              Prec.ACTIVATION))
+                return _callers_dtype(arg_node, src)
             if arg.sort is Sort.TENSOR or kind == "tensor":
                 return self.dtype_of(arg, arg_node, frame)
             if _is_opaque(arg) and kind is None:
@@ -2158,7 +2237,7 @@ class Interpreter:
             rounded = None
         after = value.with_(sort=Sort.TENSOR, prec=prec, origin=origin, rounded=rounded,
                             series=series_ops.rounded(value.series, prec, float16),
-                            is_complex=target.is_complex,
+                            is_complex=target.is_complex or value.is_complex and target.payload_key == CALLERS_DTYPE,
                             payload=None if value.sort is Sort.TENSOR else value.payload,
                             payload_key=None if value.sort is Sort.TENSOR and value.payload_key not in (
                                 "parameter", "buffer", "ones", ONE_VALUE) else value.payload_key)
@@ -2212,6 +2291,24 @@ def _square_shape(facts, call: ast.Call) -> bool:
     elif call.func and getattr(call.func, "attr", getattr(call.func, "id", "")) == "full":
         shape = shape[:-1]
     return len(shape) >= 2 and facts.source(shape[-1]) == facts.source(shape[-2])
+
+
+# Modules of Python's own library: code poslint does not read either, but no rotary kernel.
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
+
+# How deep _folded_number follows an instantiation argument, and the arithmetic it folds.
+_FOLD_DEPTH = 8
+_FOLDED_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+                     ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv, ast.Mod: operator.mod}
+
+# The payload key of a dtype that a parameter no caller here binds passes: the model's dtype, real
+# or, for a complex table, complex (a caller that builds one passes ``torch.complex64``).
+CALLERS_DTYPE = "caller's dtype"
+
+
+def _callers_dtype(node: ast.AST, src: str) -> Value:
+    return dtype_value(Prec.ACTIVATION, Origin.at(node, f"the caller's dtype argument '{src}'", Prec.ACTIVATION)) \
+        .with_(payload_key=CALLERS_DTYPE)
 
 
 def _unbound(name: str, kind: Optional[str] = None) -> Value:
@@ -2314,6 +2411,31 @@ def _whole_bound(value: Value) -> Optional[int]:
         return value.extent - 1 if whole and value.extent is not None else None
     number = _const_number(value)
     return abs(int(number)) if number is not None and float(number).is_integer() else None
+
+
+def _part_binding(node: ast.AST) -> Tuple[Optional[str], Optional[str]]:
+    """(part, whole) where ``node`` binds a name to a part of another name's tensor: ``for row in
+    ids``, ``for i, row in enumerate(ids)``, ``row = ids[i]``, ``row = ids``; else (None, None)."""
+    if isinstance(node, ast.For):
+        target, source = node.target, node.iter
+        if isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id == "enumerate" \
+                and len(source.args) == 1 and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            target, source = target.elts[1], source.args[0]
+    elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target, source = node.targets[0], node.value
+        source = source.value if isinstance(source, ast.Subscript) else source
+    else:
+        return None, None
+    if isinstance(target, ast.Name) and isinstance(source, ast.Name) and target.id != source.id:
+        return target.id, source.id
+    return None, None
+
+
+def _literal_numbers(data: Value) -> Optional[List[float]]:
+    """The numbers of a literal number, or of a literal list or tuple of them; None otherwise."""
+    items = data.payload if data.sort is Sort.TUPLE and isinstance(data.payload, tuple) else (data,)
+    numbers = [_const_number(v) if isinstance(v, Value) else None for v in items]
+    return None if None in numbers else numbers
 
 
 def _boolean(like: Value) -> Value:

@@ -18,6 +18,9 @@ Effects:
   pattern says (``torch.multiply``; autocast does not lower it);
 * ``contracts``: ``(pattern, a, b)``: a contraction that runs as ``torch.einsum``/``matmul``, which
   autocast lowers;
+* ``alibi-builder``: ``(attention_mask, num_heads, dtype)``: an ALiBi bias, float32 slopes times the
+  absolute positions that a running count of the mask gives (not relative to the query), cast to
+  ``dtype`` and shaped ``[batch * heads, 1, keys]``;
 * ``integrates``: ``(func, y0, t)``: an ODE solver that calls ``func(t_k, y)`` with times of the grid
   ``t`` cast to the state's dtype and states of ``y0``'s dtype, and returns states of that dtype.
 """
@@ -46,6 +49,9 @@ _EINX = ("einx 0.4.3, einx/_src/frontend/ops.py and adapter/torch: multiply(desc
 _TORCHDIFFEQ = ("torchdiffeq 0.2.5, torchdiffeq/_impl/odeint.py and misc.py: odeint and odeint_adjoint wrap func in "
                 "_PerturbFunc, whose forward does t = t.to(y.dtype) before base_func(t, y); the solution stacks "
                 "states of y0's dtype")
+_ALIBI = ("transformers 5.24.0, transformers/models/{}: build_alibi_tensor computes arange_tensor = "
+          "((attention_mask.cumsum(dim=-1) - 1) * attention_mask)[:, None, :], alibi = slopes[..., None] * "
+          "arange_tensor, and returns alibi.reshape(batch_size * num_heads, 1, seq_length).to(dtype)")
 _TYPING = "CPython 3.10-3.13, Lib/typing.py: cast(typ, val) returns val unchanged; it only informs type checkers"
 
 LIBRARY: Dict[str, LibrarySummary] = {
@@ -56,6 +62,10 @@ LIBRARY: Dict[str, LibrarySummary] = {
     "einx.dot": LibrarySummary("contracts", _EINX),
     "torchdiffeq.odeint": LibrarySummary("integrates", _TORCHDIFFEQ),
     "torchdiffeq.odeint_adjoint": LibrarySummary("integrates", _TORCHDIFFEQ),
+    "transformers.models.bloom.modeling_bloom.build_alibi_tensor": LibrarySummary(
+        "alibi-builder", _ALIBI.format("bloom/modeling_bloom.py")),
+    "transformers.models.falcon.modeling_falcon.build_alibi_tensor": LibrarySummary(
+        "alibi-builder", _ALIBI.format("falcon/modeling_falcon.py") + " (its slopes cast to bfloat16 first)"),
     "flash_attn.layers.rotary.apply_rotary_emb": LibrarySummary("applies-rotary", _FLASH),
     "flash_attn.layers.rotary.apply_rotary_emb_func": LibrarySummary("applies-rotary", _FLASH),
     "transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS": LibrarySummary(
@@ -67,4 +77,4 @@ LIBRARY: Dict[str, LibrarySummary] = {
 # A file can only get a role from this table by naming one of these (lower-cased): the prefilter
 # lets such a file through (see poslint.engine.prefilter).
 ROLE_WORDS = frozenset(qual.rsplit(".", 1)[-1].lower() for qual, summary in LIBRARY.items()
-                       if summary.effect in ("rope-init", "rope-init-table"))
+                       if summary.effect in ("rope-init", "rope-init-table", "alibi-builder"))

@@ -87,6 +87,11 @@ TRANSFORMING = frozenset({"exp", "exp2", "expm1", "log", "log1p", "log2", "log10
 MATRIX_PRODUCTS = frozenset({"outer", "einsum", "matmul", "mm", "bmm", "baddbmm", "addbmm",
                              "addmm", "chain_matmul", "multi_dot", "mv", "linear"})
 
+# The keyword names of the two operands of a matrix product (``torch.outer(input=t, vec2=inv_freq)``).
+PRODUCT_KEYWORDS = {"outer": ("input", "vec2"), "ger": ("input", "vec2"), "matmul": ("input", "other"),
+                    "mm": ("input", "mat2"), "bmm": ("input", "mat2"), "mv": ("input", "vec"),
+                    "linear": ("input", "weight")}
+
 CREATION_DEFAULT = frozenset({"ones", "zeros", "empty", "full", "rand", "randn", "linspace",
                               "logspace", "eye"})
 

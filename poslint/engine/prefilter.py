@@ -33,9 +33,9 @@ here (the rest of the interpreter only carries, merges or drops roles), and name
    ``baddbmm``, ``addbmm``, ``addmm``, ``softmax``, which ``log_softmax`` contains) together
    with a positional word;
 2. ``logspace`` (frequencies or slopes), ``polar`` (a complex rotation), and the third-party
-   helpers that give frequencies by their summary (``ROPE_INIT_FUNCTIONS`` and transformers'
-   rope-init functions: :data:`poslint.analysis.library_summaries.ROLE_WORDS`), which a file
-   names to call;
+   helpers that give frequencies or an ALiBi bias by their summary (``ROPE_INIT_FUNCTIONS``,
+   transformers' rope-init functions and ``build_alibi_tensor``:
+   :data:`poslint.analysis.library_summaries.ROLE_WORDS`), which a file names to call;
 3. ``exp``/``exp2`` of a value with the ``POSITIONS`` or ``FREQ_INDEX`` role, or ``exp`` of a
    ``linspace`` between logarithms (the ``LOGARITHM`` role: the same words) (``reciprocal``
    and ``1 / x`` of such a growing ``exp`` or power give frequencies too, so they need (3) or (4));
@@ -143,7 +143,7 @@ ROLE_BIRTHS_REVIEWED = {
     "cast": ("ANGLES",),  # a cast of unknown role whose result reaches cos and sin (needs a cast word)
     "_grown_list": ("FREQS", "POW2", "SLOPES"),  # a list keeps the roles of what is appended to it
     "_eval_ListComp": ("FREQ_INDEX",),
-    "library_call": ("FREQS",),  # transformers' rope-init functions, by name: (2)
+    "library_call": ("BIAS", "FREQS"),  # transformers' rope-init functions and ALiBi builders, by name: (2)
     "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
     "_note_grid_axes": ("ANGLES", "ROTARY_COMPLEX"),  # reads roles only
     "power_role": ("FREQS", "SLOPES"),

@@ -4,7 +4,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from poslint.analysis import Prec
+from poslint.analysis import Prec, node_key
 from poslint.analysis.series import bf16, fp16
 
 DISTINCT_BF16_8K = "only 897 of 8192 positions stay distinct in bfloat16"
@@ -107,6 +107,31 @@ def angle_error(last: int, table: FrequencyTable, product_16bit: bool, float16: 
 def _half_step(x: float, bits: int = 8) -> float:
     """Half the spacing of numbers of ``bits`` significant bits (bfloat16's 8) at ``x``."""
     return 2.0 ** (math.floor(math.log2(x)) - bits) if x > 0 else 0.0
+
+
+# What 16 bits do to angles when the code does not say how far they go.
+ANGLES_AT_8K = "angles near 8192 rad are 64 apart in bfloat16"
+
+
+def rounded_angles(facts, angles) -> Optional[str]:
+    """What bfloat16 does to the angles ``angles`` holds: where each product they come from has
+    positions of a size the code gives, the largest angle (the last position times the largest
+    frequency: the code's table, else 1) and half a bfloat16 step there, or None when that is
+    below 0.03 rad; otherwise angles near the assumed 8192."""
+    products = [p for p in facts.products if node_key(p.node) in angles.products]
+    largest = 0.0
+    for product in products:
+        if product.positions.extent is None:
+            return ANGLES_AT_8K
+        table = frequency_table(product.factor, divisor=product.op == "/")
+        frequency = max(abs(f) for f in table.exact) if table is not None else 1.0
+        largest = max(largest, (product.positions.extent - 1) * frequency)
+    if not products:
+        return ANGLES_AT_8K
+    error = _half_step(largest)
+    if error < NEGLIGIBLE_ANGLE_ERROR:
+        return None
+    return f"angles up to {largest:.3g} rad move by up to {error:.2g} rad in bfloat16"
 
 
 def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool = False, divisor: bool = False,

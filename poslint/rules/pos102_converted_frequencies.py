@@ -18,7 +18,10 @@ class LowPrecisionFrequencies(Rule):
     cast to 16 bits (`.half()`, `.to(x.dtype)`) before the product. It reports the place where
     they are consumed. Frequencies cast to 16 bits and upcast again before the product
     (`inv_freq.half()` kept, then `.float()` at use) are reported at the cast: the upcast restores
-    nothing. A converted buffer upcast at use is POS106's. A cast of whole numbers below 257
+    nothing. A converted buffer upcast at use is POS106's. A converted buffer of frequencies handed
+    in forward to code that poslint cannot read (a compiled rotary kernel: `ext.rotary(self.inv_freq,
+    positions, q, k)`) is reported at the argument: whatever the kernel computes, it gets rounded
+    frequencies. A cast of whole numbers below 257
     (harmonic orders `torch.arange(1, 5, dtype=x.dtype)`, NaN flags built from `torch.isnan`) is
     not reported: bfloat16 holds them exactly, so the cast rounds nothing.
 
@@ -166,6 +169,13 @@ class Rotary(torch.nn.Module):
                                        product.positions, "cast the frequencies to float32",
                                        torch_attr(facts, "float32")[1])
                 yield Finding(factor.origin.node, message, fix)
+        for handoff in facts.handoffs:
+            # No fix: float32 frequencies would reach a kernel that may take only the module's dtype.
+            consequence = rounded_frequencies(None, ANGLE_ERROR_AT_8K, handoff.value)
+            if consequence is not None:
+                yield Finding(handoff.node, f"frequencies from {handoff.value.origin.reason} are handed unconverted "
+                                            f"to {handoff.callee}, code that poslint cannot read; "
+                                            f"model.to(torch.bfloat16) rounds them, and {consequence}")
 
 
 def _rounded_nothing(factor, origin) -> bool:

@@ -4,7 +4,7 @@ from poslint.analysis import Prec, Role, node_key
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import atom, float32_copy_fix, in_function_of, insert_after, replace
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import when
+from poslint.rules.consequences import rounded_angles, when
 
 
 class LowPrecisionAngles(Rule):
@@ -18,6 +18,11 @@ class LowPrecisionAngles(Rule):
     between construction and forward finds nothing in it. A random draw cast and fed to cos and
     sin (a random phase) is not angles, and neither is a value scaled on its way to them
     (`sin(t * pi / 2)` of a timestep cast to 16 bits is a phase of at most a quarter turn).
+    Where the code gives the positions' range (a literal grid, a configuration class's defaults
+    such as `image_size // patch_size`, handed to the constructor that builds the table), the
+    message gives the largest angle and half a bfloat16 step there (a 52 x 52 grid: angles up to
+    51 rad move by up to 0.12 rad), and angles that move by less than 0.03 rad are not reported;
+    otherwise it assumes angles near 8192 rad.
 
     ## Why is this bad?
     Angles grow with the position: at 8192 rad, bfloat16 values are 64 apart, so cos/sin of a
@@ -105,9 +110,10 @@ def rope(x, inv_freq):
             before, after = cast.before, cast.after
             rotation = before.products & rotary or node_key(cast.node) in facts.rotations
             if before.has(Role.ANGLES) and rotation and after.prec.may_be_16bit:
-                yield Finding(cast.node, f"angles are cast to {after.origin.reason} before cos/sin; "
-                                         f"{when(after.prec)}angles near 8192 rad are 64 apart in bfloat16",
-                              move_cast_to_cos_sin(facts, cast))
+                consequence = rounded_angles(facts, before)
+                if consequence is not None:
+                    yield Finding(cast.node, f"angles are cast to {after.origin.reason} before cos/sin; "
+                                             f"{when(after.prec)}{consequence}", move_cast_to_cos_sin(facts, cast))
             elif before.has(Role.ROTARY_COMPLEX) and before.is_complex and not after.is_complex \
                     and after.prec is not Prec.UNKNOWN:  # a known real dtype, not an unknown .to(arg)
                 yield Finding(cast.node, f"complex rotation is cast to the real dtype {after.origin.reason}, "
@@ -123,9 +129,11 @@ def rope(x, inv_freq):
                                           "model.to(torch.bfloat16) makes it real, dropping sin",
                               float32_copy_fix(facts, store.attr, store.cls, value.is_complex))
             elif value.has(Role.ANGLES) and value.products & rotary:
-                yield Finding(store.node, f"angles kept in {store.storage} '{store.attr}'; model.to(torch.bfloat16) "
-                                          "rounds them, and angles near 8192 rad are 64 apart in bfloat16",
-                              float32_copy_fix(facts, store.attr, store.cls, value.is_complex))
+                consequence = rounded_angles(facts, value)
+                if consequence is not None:
+                    yield Finding(store.node, f"angles kept in {store.storage} '{store.attr}'; model.to("
+                                              f"torch.bfloat16) rounds them, and {consequence}",
+                                  float32_copy_fix(facts, store.attr, store.cls, value.is_complex))
 
 
 def move_cast_to_cos_sin(facts, cast):

@@ -19,7 +19,9 @@ class AbsoluteAlibi16Bit(Rule):
     the product goes: a position grid times a per-head factor whose values are not in the file
     (a constructor argument, a buffer, a parameter) that is handed to attention as a bias
     (`attn_mask=`, the input of `baddbmm`, a term of the scores that `softmax` normalises) is an
-    ALiBi bias.
+    ALiBi bias. A library's builder is known by what it does (transformers' BLOOM and Falcon
+    `build_alibi_tensor(attention_mask, num_heads, dtype)`: slopes times the absolute positions of
+    the mask, cast to `dtype`): asked for a 16-bit or activation dtype, its call is reported.
 
     ## Why is this bad?
     The absolute form relies on softmax being shift-invariant, but its magnitudes grow with the
