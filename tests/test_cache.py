@@ -183,6 +183,19 @@ def test_a_new_poslint_starts_a_new_cache_file(project, monkeypatch):
     assert _the_cache_file(project).name != first  # and the old one is gone
 
 
+def test_an_edit_anywhere_in_the_package_changes_the_fingerprint(tmp_path, monkeypatch):
+    # The analysis and the rules decide the findings as much as the engine does: a copy of the
+    # package whose interpreter alone differs must not read the original's cache.
+    package = Path(cache_module.__file__).resolve().parent.parent
+    copy = tmp_path / "poslint"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache_module, "__file__", str(copy / "engine" / "cache.py"))
+    before = cache_module._source_fingerprint()
+    interpreter = copy / "analysis" / "interpreter.py"
+    interpreter.write_text(interpreter.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert cache_module._source_fingerprint() != before
+
+
 def test_a_copied_file_is_a_hit(project):
     run("src")
     shutil.copy(project / "src" / "rope.py", project / "src" / "copy.py")

@@ -287,24 +287,25 @@ def test_a_free_function_runs_in_the_phase_of_its_callers_in_other_modules(tmp_p
     keeps its findings. Linting tables.py alone finds its callers as well (pre-commit)."""
     project = tmp_path / "callers_elsewhere"
     shutil.copytree(PROJECTS / "callers_elsewhere", project)
-    expected = [("phasepkg/tables.py", 20, "POS103"), ("phasepkg/tables.py", 21, "POS103"),
-                ("phasepkg/tables.py", 30, "POS103"), ("phasepkg/tables.py", 31, "POS103"),
-                ("phasepkg/tables.py", 37, "POS105")]
+    expected = [("phasepkg/tables.py", 22, "POS103"), ("phasepkg/tables.py", 23, "POS103"),
+                ("phasepkg/tables.py", 33, "POS103"), ("phasepkg/tables.py", 34, "POS103"),
+                ("phasepkg/tables.py", 40, "POS105")]
     for target in (".", "phasepkg/tables.py"):
         assert [(p, line, code) for p, line, code, _ in _findings(project, "--no-cache", target)] == expected
     # Without the project, each free function's phase is unknown: both hazards are claimed.
     alone = [(p, line, code) for p, line, code, _ in
              _findings(project, "--no-cache", "--config", "follow-imports=false", ".")]
-    assert alone == sorted(expected + [("phasepkg/tables.py", 10, "POS103"), ("phasepkg/tables.py", 11, "POS103"),
-                                       ("phasepkg/tables.py", 44, "POS105")])
+    assert alone == sorted(expected + [("phasepkg/tables.py", 11, "POS103"), ("phasepkg/tables.py", 12, "POS103"),
+                                       ("phasepkg/tables.py", 47, "POS105")])
     # A second constructor-only caller changes nothing; one method that may run later does.
     head = project / "phasepkg" / "head.py"
     head.write_text(head.read_text().replace(
         "    def forward(self, x):",
-        "    def resize(self, grid):\n        return tables.sincos_table(grid, grid, self.table.shape[-1])\n\n"
+        "    def resize(self, grid):\n"
+        "        return tables.sincos_table(grid, grid, self.table.shape[-1], device=self.table.device)\n\n"
         "    def forward(self, x):"))
     assert [(p, line) for p, line, _, _ in _findings(project, "--no-cache", ".")][:2] == [
-        ("phasepkg/tables.py", 10), ("phasepkg/tables.py", 11)]
+        ("phasepkg/tables.py", 11), ("phasepkg/tables.py", 12)]
 
 
 def test_the_callers_found_in_other_modules_are_dependencies_of_the_cached_result(tmp_path):
@@ -317,7 +318,7 @@ def test_the_callers_found_in_other_modules_are_dependencies_of_the_cached_resul
     # head.py's constructor-only call becomes a call from forward: tables.py's cached result is stale.
     head = project / "phasepkg" / "head.py"
     head.write_text(head.read_text().replace("    def forward(self, x):\n        return x + self.table",
-                                             "    def forward(self, x):\n        return x + tables.sincos_table(4, 4, 8)"))
+                                             "    def forward(self, x):\n        return x + tables.sincos_table(4, 4, 8, device=x.device)"))
     after = _findings(project, ".")
-    assert [(p, line) for p, line, _, _ in after][:2] == [("phasepkg/tables.py", 10), ("phasepkg/tables.py", 11)]
+    assert [(p, line) for p, line, _, _ in after][:2] == [("phasepkg/tables.py", 11), ("phasepkg/tables.py", 12)]
     assert len(after) == len(before) + 2

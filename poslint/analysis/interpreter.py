@@ -18,6 +18,7 @@ import ast
 import itertools
 import math
 import operator
+import re
 import sys
 import weakref
 from dataclasses import dataclass, field, replace
@@ -50,7 +51,7 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     is_pow2_base, module_held, negated, operand_identity, power_role, sign_of,
                                     unknown_operand)
 from poslint.analysis.torch_api import (BOUND_BREAKING, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
-                                        DTYPES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
+                                        DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING,
                                         PRODUCT_KEYWORDS,
                                         PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
@@ -62,6 +63,8 @@ RANDOM_DRAW = (-1, -1, -1, -1)
 # In the call memo, next to a call's result: what it stored on ``self``, under (STORES_ON_SELF, key).
 STORES_ON_SELF = "stores-on-self"
 # What a tensor is asked for, not computed with: ``x.device``, ``x.size(1)``, ``y.to(x.dtype)``.
+# ``with torch.device("cuda"):`` makes factories given no device put their tensors there.
+_DEVICE_CONTEXT = re.compile(r"with\s+torch\.device\(")
 METADATA_ATTRIBUTES = frozenset({"device", "dtype", "shape", "ndim", "is_cuda", "layout"})
 METADATA_CALLS = frozenset({"size", "dim", "numel", "to", "type", "type_as", "cuda", "cpu"})
 # The payload key of a tensor filled with one exact value other than one (zeros, ``full(shape, 6)``).
@@ -205,6 +208,9 @@ class Interpreter:
         for cls in self.classes.values():
             cls.home_ref = weakref.ref(self)
         self.sets_default_dtype = "set_default_" in self.facts.text
+        # Factories given no device make CPU tensors, unless the module moves the default device.
+        self.factories_on_cpu = "set_default_device" not in self.facts.text and \
+            _DEVICE_CONTEXT.search(self.facts.text) is None
         self._module_level(tree)
 
     def learn(self) -> ModuleFacts:
@@ -932,6 +938,8 @@ class Interpreter:
             (self.empty_at_construction if empty else self.built_at_construction).add((cls.name, attr))
         if value.payload_key in ("parameter", "buffer"):
             value = value.with_(payload=None, payload_key=None)
+        if value.on_cpu:  # module.to(device) moves buffers and parameters; attributes get moved by hand
+            value = value.with_(on_cpu=False)
         if storage != "plain" and value.sort is not Sort.TENSOR and not value.roles:
             value = UNKNOWN_TENSOR  # a buffer or parameter is a tensor, whatever computed it
         frame.env[f"self.{attr}"] = value
@@ -1312,6 +1320,10 @@ class Interpreter:
 
     def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST,
               left_node: ast.AST, right_node: ast.AST, frame: Frame) -> Value:
+        return _placed(self._binop(op, left, right, node, left_node, right_node, frame), (left, right))
+
+    def _binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST,
+               left_node: ast.AST, right_node: ast.AST, frame: Frame) -> Value:
         if isinstance(op, ast.MatMult):
             left, right = _same_dtype_operands(left, right)
             return self.product(node, "@", left, left_node, right, right_node, frame) or \
@@ -1718,6 +1730,19 @@ class Interpreter:
 
     def torch_function(self, qual: str, node: ast.Call, args: List[Value], kwargs: Dict[str, Value],
                        frame: Frame, callee: Value) -> Value:
+        value = self._torch_function(qual, node, args, kwargs, frame, callee)
+        name = qual.rpartition(".")[2]
+        if name in FACTORIES and qual.startswith("torch"):
+            # torch.tensor(t) copies t where it is
+            data = [a for a in args[:1] if name in ("tensor", "as_tensor") and (a.is_tensor or _is_opaque(a))]
+            return _placed(value, (), cpu="device" not in kwargs and self.factories_on_cpu and
+                           all(a.on_cpu for a in data))
+        if name in LIKE or name in NEW_TENSOR_METHODS:  # where the tensor it copies is, unless told
+            return _placed(value, args[:1], cpu=False if "device" in kwargs else None)
+        return _placed(value, list(args) + list(kwargs.values()))
+
+    def _torch_function(self, qual: str, node: ast.Call, args: List[Value], kwargs: Dict[str, Value],
+                        frame: Frame, callee: Value) -> Value:
         module, _, name = qual.rpartition(".")
         if module in ("math", "numpy", "np"):
             if name in ("log", "log2", "log10", "sqrt", "exp", "pow", "floor", "ceil"):
@@ -2008,6 +2033,14 @@ class Interpreter:
     def tensor_method(self, name: str, receiver: Value, node: ast.Call, args: List[Value],
                       kwargs: Dict[str, Value], frame: Frame, function_form: bool = False) -> Value:
         value = self._tensor_method(name, receiver, node, args, kwargs, frame, function_form)
+        if name == "cpu":
+            value = _placed(value, (), cpu=True)
+        elif name in DEVICE_MOVES or name == "to" and _moves_device(args, kwargs):
+            value = _placed(value, (), cpu=False)
+        elif name in NEW_TENSOR_METHODS:
+            value = _placed(value, (receiver,), cpu=False if "device" in kwargs else None)
+        else:
+            value = _placed(value, [receiver] + list(args) + list(kwargs.values()))
         if receiver.series is None and value.series is None:
             return value
         return value.with_(series=series_ops.after_method(name, receiver.series, value.series, value.prec))
@@ -2315,6 +2348,36 @@ def _unbound(name: str, kind: Optional[str] = None) -> Value:
     """A parameter that no caller in this file binds; ``kind`` is what its uses show it is
     ("device", "dtype", "tensor"), and travels with the value into the functions it is passed to."""
     return Value(sort=Sort.OTHER, payload_key=("param", name, kind))
+
+
+def _placed(value: Value, operands: Sequence[Value], cpu: Optional[bool] = None) -> Value:
+    """``value`` on the CPU if ``cpu``, or (``cpu`` None) if every tensor among ``operands`` (and the
+    elements of sequences among them) is: torch runs an op where its tensor operands are. An
+    untyped operand beside a CPU tensor of dimensions is a number or on the CPU too (torch refuses
+    to mix it with a CUDA tensor of dimensions)."""
+    if value.sort is not Sort.TENSOR:
+        return value
+    if cpu is None:
+        flat = list(_flattened(operands))
+        tensors = [v for v in flat if v.is_tensor]
+        cpu = bool(tensors) and all(v.on_cpu for v in tensors) and (
+            any(v.ndim for v in tensors) or not any(_is_opaque(v) for v in flat))
+    return value if value.on_cpu is cpu else value.with_(on_cpu=cpu)
+
+
+def _flattened(values: Sequence[Value]):
+    for value in values:
+        if value.sort is Sort.TUPLE and isinstance(value.payload, tuple):
+            yield from _flattened(value.payload)
+        elif isinstance(value.payload, Value) and _is_list_of(value):
+            yield value.payload
+        else:
+            yield value
+
+
+def _moves_device(args: Sequence[Value], kwargs: Dict[str, Value]) -> bool:
+    """Whether ``.to(...)`` may change the device: anything but dtypes (a device, a tensor)."""
+    return "device" in kwargs or any(a.sort is not Sort.DTYPE for a in args)
 
 
 def _is_opaque(value: Value) -> bool:

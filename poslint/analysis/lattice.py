@@ -124,6 +124,9 @@ class Value:
     extent: Optional[int] = None
     # A floating tensor that holds whole numbers only, below ``extent`` (NaN flags times a literal).
     whole: bool = False
+    # Made on the CPU (a factory given no device, in a module that sets no default device) and
+    # computed only from tensors made there: autocast of another device type leaves it alone.
+    on_cpu: bool = False
     # The position grids (their creation sites) these positions come from; and, for positions
     # stacked from grids of different axes (an image's x and y), how many axes they span.
     grids: FrozenSet[Tuple[int, int, int, int]] = frozenset()
@@ -276,6 +279,7 @@ def merge(a: Value, b: Value) -> Value:
         thin=a.thin if a.thin == b.thin else (False if False in (a.thin, b.thin) else None),
         extent=max(a.extent, b.extent) if a.extent is not None and b.extent is not None else None,
         whole=a.whole and b.whole,
+        on_cpu=a.on_cpu and b.on_cpu,
         grids=a.grids | b.grids,
         axes=a.axes if a.axes == b.axes else None,
         series=a.series if a.series == b.series else None,

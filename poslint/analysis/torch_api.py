@@ -95,6 +95,12 @@ PRODUCT_KEYWORDS = {"outer": ("input", "vec2"), "ger": ("input", "vec2"), "matmu
 CREATION_DEFAULT = frozenset({"ones", "zeros", "empty", "full", "rand", "randn", "linspace",
                               "logspace", "eye"})
 
+# Functions that make a tensor from sizes, bounds or Python data: on the default device unless
+# given ``device=``.
+FACTORIES = CREATION_DEFAULT | {"arange", "range", "tensor", "as_tensor", "from_numpy"}
+# Methods that move a tensor to an accelerator.
+DEVICE_MOVES = frozenset({"cuda", "xpu", "npu", "mps", "hpu", "ipu"})
+
 # Random draws: their values hold nothing positional.
 RANDOM_CREATION = frozenset({"rand", "randn", "rand_like", "randn_like"})
 

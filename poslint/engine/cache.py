@@ -84,8 +84,9 @@ def current_digest(path: str) -> Optional[str]:
 
 
 def _source_fingerprint() -> str:
-    """A digest of poslint's own source files, so that an edited poslint never reads old results."""
-    root = Path(__file__).resolve().parent
+    """A digest of poslint's own source files (the whole package: the analysis and the rules decide
+    the findings), so that an edited poslint never reads old results."""
+    root = Path(__file__).resolve().parent.parent
     h = hashlib.blake2b(digest_size=12)
     h.update(__version__.encode())
     for path in sorted(root.rglob("*.py")):

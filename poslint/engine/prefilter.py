@@ -148,7 +148,7 @@ ROLE_BIRTHS_REVIEWED = {
     "_note_grid_axes": ("ANGLES", "ROTARY_COMPLEX"),  # reads roles only
     "power_role": ("FREQS", "SLOPES"),
     # SLOPES, FREQS from 1 / (a growing power): they need the power of (4)
-    "binop": ("FREQS", "FREQS", "FREQS", "FREQ_INDEX", "POW2", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES", "SLOPES",
+    "_binop": ("FREQS", "FREQS", "FREQS", "FREQ_INDEX", "POW2", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES", "SLOPES",
               "SLOPES"),
     "exec_stmt": ("FREQ_INDEX", "SLOPES"),
     # FREQS, SLOPES: the unknown operand of a product confirmed by cos/sin, or by attention;
@@ -158,7 +158,7 @@ ROLE_BIRTHS_REVIEWED = {
     # FREQS: exp of POSITIONS/FREQ_INDEX (3), exp of a linspace of logarithms (3), reciprocal of a growth
     "_tensor_method": ("FREQS", "FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
     # ROTARY_COMPLEX: polar, and view_as_complex/complex of cos/sin (TRIG, which needs a product)
-    "torch_function": ("FREQS", "POW2", "POW2", "ROTARY_COMPLEX", "ROTARY_COMPLEX", "SLOPES"),
+    "_torch_function": ("FREQS", "POW2", "POW2", "ROTARY_COMPLEX", "ROTARY_COMPLEX", "SLOPES"),
 }
 
 # --- strings and comments -------------------------------------------------------------------

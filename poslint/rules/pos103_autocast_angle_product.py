@@ -22,6 +22,8 @@ class AutocastAngleProduct(Rule):
     positions operand of unknown dtype is taken as 16-bit already, so autocast changes nothing);
     a dtype chosen by a test of the device type (`float32 if x.device.type == "mps" else
     float64`) is the one CUDA and the CPU get;
+    both operands made on the CPU (factories given no device, in a module that sets no default
+    device) meet only CPU autocast, which lowers `matmul`/`@` but not `einsum`;
     code that only runs at construction is not under autocast, and neither is reported a hook
     that a base class from another module calls (nothing in the file shows whether it runs at
     construction or in forward). Lazy cache rebuilds reached from forward are reported.
@@ -131,6 +133,9 @@ def rope(x, inv_freq):
                 continue
             if not product.site.runtime or not product.site.phase_known or product.site.autocast_off:
                 continue
+            on_cpu = product.positions.on_cpu and product.factor.on_cpu
+            if on_cpu and product.op not in LOWERED_ON_CPU_TOO:
+                continue  # CUDA autocast leaves CPU tensors alone, and CPU autocast this op
             operands = {product.positions.prec, product.factor.prec}
             if Prec.F64 in operands and operands != {Prec.F64, Prec.F32}:
                 continue  # autocast leaves float64 operands, and here rounds no float32 one
@@ -144,7 +149,7 @@ def rope(x, inv_freq):
                 consequence += assumed
             else:
                 consequence = distinct_positions(extent).replace(" in bfloat16", "")
-            where = "CUDA and CPU" if product.op in LOWERED_ON_CPU_TOO else "CUDA"
+            where = "CPU" if on_cpu else "CUDA and CPU" if product.op in LOWERED_ON_CPU_TOO else "CUDA"
             if Prec.F64 in operands:  # the fix's float32 operands would round the float64 one: none offered
                 yield Finding(product.node, f"angle product uses {product.op}, whose float32 operand {where} "
                                             f"autocast rounds to bfloat16 (the float64 one stays); {consequence}")
