@@ -642,6 +642,12 @@ class Interpreter:
         elif isinstance(stmt, ast.Return):
             value = self.eval(stmt.value, frame) if stmt.value else UNKNOWN
             self._escape(value)
+            if frame.cls is not None and self.stack and self.stack[-1].name == "forward":
+                # A module that computes angles in its forward and returns them (rearranged): its
+                # callers rotate with them. Products made elsewhere went through more than that.
+                body = self.stack[-1].node
+                for output in _flattened((value,)):
+                    self.sinks.leave_module(output, body.lineno, body.end_lineno)
             frame.returns.append(value)
             frame.exits.append(_stored_on_self(frame.env))
             raise _Return()
@@ -1537,10 +1543,13 @@ class Interpreter:
         # this round or the last, the product stays plain arithmetic: ``inv_freq * scale`` is still
         # frequencies, and so is ``inv_freq * (1 / factors)`` with a floating tensor the module
         # holds (LongRoPE's per-frequency factors: positions are not module state of unknown role).
-        if not pos.has(Role.POSITIONS) and (pos.roles or kind == "alibi" or key not in self.sinks.trig
+        output = key in self.sinks.returned and key not in self.sinks.trig
+        if not pos.has(Role.POSITIONS) and (pos.roles or kind == "alibi" or not (key in self.sinks.trig or output)
                                             or module_held(pos) or _same_single_axis(pos, factor)):
             # (two vectors along one axis: a per-channel blend of frequencies, YaRN's ramp, not angles)
             return None
+        if output and self.recording:
+            self.facts.rotary_products.add(key)  # a module's output, its cos and sin taken elsewhere
         (self.positions_confirmed if pos.has(Role.POSITIONS) else self.positions_guessed).add(key)
         result = self.promote(pos, factor, node, frame, division=False)
         roles = {Role.ANGLES if kind == "rope" else Role.BIAS}

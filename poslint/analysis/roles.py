@@ -110,6 +110,7 @@ class Sinks:
         self.cos: Set[tuple] = set()
         self.sin: Set[tuple] = set()
         self.attention: Set[tuple] = set()  # attn_mask=, baddbmm's input, a term of softmax's input
+        self.returned: Set[tuple] = set()  # a module's output: a rotary table another module applies
         self.terms: Dict[tuple, frozenset] = {}  # a sum of two tensors (by node key) -> its terms' traces
         self.twins: Dict[tuple, Set[tuple]] = {}  # a product -> the products of the same two operands
         self._by_operands: Dict[tuple, Set[tuple]] = {}
@@ -119,6 +120,12 @@ class Sinks:
         rotation; one that reaches sin alone may be an activation (Snake's sin(a x))."""
         self.trig.update(angle.recent)
         (self.cos if which == "cos" else self.sin).update(angle.recent)
+
+    def leave_module(self, output: Value, first_line: int, last_line: int) -> None:
+        """``output`` is what a module's forward (on lines ``first_line`` to ``last_line``) returns:
+        the callers (often in other modules, as with Megatron's and Transformer Engine's angle
+        tables) take the cos and sin of the products that forward computes itself."""
+        self.returned.update(key for key in output.recent if first_line <= key[0] <= last_line)
 
     def reach_attention(self, bias: Value) -> None:
         self.attention.update(bias.recent)
