@@ -48,7 +48,7 @@ from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel,
 from poslint.analysis import series as series_ops
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
-                                    is_pow2_base, module_held, negated, operand_identity, power_role, sign_of,
+                                    is_pow2_base, module_held, module_state, negated, operand_identity, power_role, sign_of,
                                     unknown_operand)
 from poslint.analysis.torch_api import (BOUND_BREAKING, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
@@ -1545,7 +1545,7 @@ class Interpreter:
         # holds (LongRoPE's per-frequency factors: positions are not module state of unknown role).
         output = key in self.sinks.returned and key not in self.sinks.trig
         if not pos.has(Role.POSITIONS) and (pos.roles or kind == "alibi" or not (key in self.sinks.trig or output)
-                                            or module_held(pos) or _same_single_axis(pos, factor)):
+                                            or module_state(pos) or _same_single_axis(pos, factor)):
             # (two vectors along one axis: a per-channel blend of frequencies, YaRN's ramp, not angles)
             return None
         if output and self.recording:
@@ -2270,7 +2270,8 @@ class Interpreter:
         float16 = prec is Prec.LOW and target.origin is not None and target.origin.float16
         exact = prec.may_be_16bit and (value.prec is Prec.INT or value.whole) and value.extent is not None \
             and value.extent <= (FP16_EXACT_UP_TO if float16 else BF16_EXACT_UP_TO) + 1
-        origin = Origin.at(node, reason, prec, relative=value.relative, exact=exact, float16=float16)
+        origin = Origin.at(node, reason, prec, relative=value.relative, exact=exact, float16=float16,
+                           cast=not held_by_module(value))
         rounded = value.rounded
         if value.prec.may_be_16bit and value.is_tensor:
             # Once rounded, always rounded: a later cast, up or down, does not undo it.

@@ -95,13 +95,16 @@ class Origin:
     exact: bool = False
     # Whether the 16 bits decided here are float16's (integers exact to 2048), not bfloat16's.
     float16: bool = False
+    # Whether a cast of a tensor the module does not hold decided it (``ids.to(self.inv_freq.dtype)``
+    # takes a buffer's dtype, but its values are not state the module holds).
+    cast: bool = False
 
     @staticmethod
     def at(node: ast.AST, reason: str, prec: Optional["Prec"] = None, relative: Optional[bool] = None,
-           exact: bool = False, float16: bool = False) -> "Origin":
+           exact: bool = False, float16: bool = False, cast: bool = False) -> "Origin":
         key = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
                getattr(node, "end_lineno", 0), getattr(node, "end_col_offset", 0))
-        return Origin(node, reason, key, prec, relative, exact, float16)
+        return Origin(node, reason, key, prec, relative, exact, float16, cast)
 
 
 @dataclass(frozen=True)

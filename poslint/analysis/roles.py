@@ -65,6 +65,12 @@ def module_held(value: Value) -> bool:
     return held_by_module(value) and not value.roles
 
 
+def module_state(value: Value) -> bool:
+    """A floating tensor of no known role that the module holds: read from a buffer or parameter,
+    not another tensor cast to one's dtype."""
+    return module_held(value) and not (value.origin is not None and value.origin.cast)
+
+
 def is_pow2_base(value: Value) -> bool:
     return value.has(Role.POW2) or value.payload_key in (("const", 2), ("const", 2.0))
 

@@ -156,4 +156,4 @@ OTHER_DEVICE_TYPES = frozenset({"mps", "xla", "xpu", "npu", "hpu", "mtia", "meta
 
 # Matrix products that need both operands of one dtype (measured, torch 2.13: "expected m1 and m2 to
 # have the same dtype"; tests/test_runtime_precision_doc.py); einsum and outer promote instead.
-SAME_DTYPE_PRODUCTS = frozenset({"matmul", "mm", "bmm"})
+SAME_DTYPE_PRODUCTS = frozenset({"@", "matmul", "mm", "bmm"})

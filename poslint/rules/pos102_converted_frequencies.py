@@ -1,4 +1,5 @@
 from poslint.analysis import Prec, Role
+from poslint.analysis.torch_api import SAME_DTYPE_PRODUCTS
 from poslint.fix.blocks import float32_copy_fix, float32_site_fix, make_float32, module_tensor_name, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import ANGLE_ERROR_AT_8K, grid_extent, rounded_frequencies, when
@@ -101,7 +102,9 @@ class LowPrecisionFrequencies(Rule):
     `nn.Parameter(..., requires_grad=False)` is handled the same way; a trainable one has no
     fix, and neither has a buffer that the forward path reassigns (`self.inv_freq =
     self.inv_freq.to(x.device)` under a device check: the reads after it see the rounded buffer
-    whenever the check is false). For a 16-bit cast, the fix casts to float32 instead, on POS101's terms: safe when
+    whenever the check is false), nor has a matrix product (`@`, `matmul`, `mm`, `bmm`) whose positions
+    may be 16-bit too (`position_ids.to(self.inv_freq.dtype) @ ...`): those products need one dtype,
+    so float32 frequencies beside them would raise. For a 16-bit cast, the fix casts to float32 instead, on POS101's terms: safe when
     cos/sin are cast afterwards or the positions are float32; otherwise cos/sin are cast back
     to the original dtype (unsafe), or there is no fix; a hard-coded 16-bit cast is always
     unsafe (checkpoints may rely on it). A cast that is upcast again before the product has no
@@ -159,8 +162,9 @@ class Rotary(torch.nn.Module):
             if factor.prec is Prec.CONVERTED:
                 message = (f"frequencies from {factor.origin.reason} enter the angle product unconverted; "
                            f"model.to(torch.bfloat16) rounds them, and {consequence}")
-                fix = float32_copy_fix(facts, module_tensor_name(factor.origin.reason),
-                                       facts.reading_class(factor.origin.node))
+                fix = None if product.op in SAME_DTYPE_PRODUCTS and product.positions.prec.may_be_16bit else \
+                    float32_copy_fix(facts, module_tensor_name(factor.origin.reason),
+                                     facts.reading_class(factor.origin.node))
                 yield Finding(product.factor_node, message, fix)
             else:
                 message = (f"frequencies are cast to {factor.origin.reason} before the angle product; "
