@@ -150,3 +150,16 @@ def test_alibi_sites_without_an_exact_dtype_keeping_fix_are_left_alone(name, tmp
     # outputs the checkpoints were trained with, and leave the absolute bias's 16-bit cast.
     assert text == (MODELS / name).read_text(encoding="utf-8")
     assert result.exit_code == 1 and "POS201" in result.output and "[*]" not in result.output
+
+
+
+def test_matrix_product_with_positions_in_the_buffer_dtype_gets_no_frequency_fix(tmp_path):
+    original, fixed, text, result = _fixed("contract_matmul_buffer_dtype.py", tmp_path)
+    # A float32 copy of inv_freq beside positions in its converted dtype would make the `@` raise
+    # in a bf16 model: POS102 is reported with no fix, and so are POS101 and POS103.
+    assert {"POS101", "POS102", "POS103"} <= set(result.output.split()) and "[*]" not in result.output
+    assert text == (MODELS / "contract_matmul_buffer_dtype.py").read_text(encoding="utf-8")
+    ids = torch.arange(512)[None]
+    for module in (original, fixed):
+        angles = module.ReturnedAngles(64).to(torch.bfloat16)(ids)
+        assert angles.dtype == torch.bfloat16

@@ -55,7 +55,7 @@ from poslint.analysis.torch_api import (BOUND_BREAKING, CAST_METHODS, COMPLEX_DT
                                         MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING,
                                         PRODUCT_KEYWORDS,
                                         PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
-                                        SAME_DTYPE_PRODUCTS,
+                                        COMPLEX_INPUT_CALLS, SAME_DTYPE_PRODUCTS,
                                         TENSOR_TYPES, TRANSFORMING, TRIG, VALUE_KEEPING)
 
 # In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
@@ -175,6 +175,7 @@ class Interpreter:
         self.analyzed_after_construction: Set[int] = set()  # called in forward, or on their own
         self._seen_facts: Set[tuple] = set()
         self._integer_names: Dict[int, Set[str]] = {}
+        self._complex_names: Dict[int, Set[str]] = {}
         self._kinds_by_function: Dict[int, Dict[str, Set[str]]] = {}
         self.sinks = Sinks()  # where products end up, kept across rounds
         self.cast_candidates: Set[tuple] = set()  # casts of values of unknown role
@@ -376,7 +377,7 @@ class Interpreter:
                 return origin
             line = getattr(origin.node, "lineno", "?")
             return Origin.at(anchor, f"{origin.reason} ({path}:{line})", origin.prec, origin.relative,
-                             origin.exact, origin.float16)
+                             origin.exact, origin.float16, origin.cast)
 
         if value.sort is Sort.TUPLE and isinstance(value.payload, tuple):
             value = value.with_(payload=tuple(self.rebased(v, anchor, path) for v in value.payload))
@@ -1217,6 +1218,25 @@ class Interpreter:
             self._integer_names[id(fn.node)] = names
         return self._integer_names[id(fn.node)]
 
+    def _used_as_complex(self, fn: Optional[FunctionInfo]) -> Set[str]:
+        """Names that ``fn`` uses the way only complex tensors are used: handed to
+        ``view_as_real`` or ``istft``, or asked for ``.imag``."""
+        if fn is None:
+            return set()
+        if id(fn.node) not in self._complex_names:
+            names = set()
+            for node in walk(fn.node):
+                if isinstance(node, ast.Call) and tail_name(node.func) in COMPLEX_INPUT_CALLS and node.args:
+                    first = node.args[0]
+                    while isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute):
+                        first = first.func.value  # view_as_real(z.permute(...)): z itself
+                    if isinstance(first, ast.Name):
+                        names.add(first.id)
+                elif isinstance(node, ast.Attribute) and node.attr == "imag" and isinstance(node.value, ast.Name):
+                    names.add(node.value.id)
+            self._complex_names[id(fn.node)] = names
+        return self._complex_names[id(fn.node)]
+
     def dtype_of(self, owner: Value, owner_node: ast.AST, frame: Frame) -> Value:
         if owner.sort is Sort.TENSOR and owner.prec not in (Prec.UNKNOWN,):
             reason = f"the dtype of {_describe(owner, self.facts.source(owner_node))}"
@@ -1225,6 +1245,9 @@ class Interpreter:
             src = self.facts.source(owner_node)
             if isinstance(owner_node, ast.Name) and owner_node.id in self._used_as_integers(frame.function):
                 return dtype_value(Prec.INT, Origin.at(owner_node, f"the dtype of '{src}'", Prec.INT))
+            if isinstance(owner_node, ast.Name) and owner_node.id in self._used_as_complex(frame.function):
+                # A complex input (a spectrogram): a complex dtype of a width the code does not say.
+                return dtype_value(Prec.UNKNOWN, Origin.at(owner_node, f"the dtype of '{src}'"), is_complex=True)
             # An input of unknown dtype: the activations, which mixed precision makes 16-bit.
             return dtype_value(Prec.ACTIVATION, Origin.at(owner_node, f"the activation dtype ({src}.dtype)",
                                                           Prec.ACTIVATION))
@@ -1446,8 +1469,9 @@ class Interpreter:
         if unknown:
             return tensor(Prec.UNKNOWN)
         if floats:
-            worst = max(floats, key=lambda v: _RANK_LOW[v.prec])
-            return worst
+            # Of two operands 16 bits alike, the one they rounded speaks for the result: a grid of
+            # whole numbers 16 bits hold (``arange(1, 5, dtype=x.dtype)``) lost nothing.
+            return max(floats, key=lambda v: (_RANK_LOW[v.prec], not (v.origin is not None and v.origin.exact)))
         # Integer tensors only: a Python float operand or a true division yields the default dtype.
         if division or numeric:
             return self.default_tensor(node, frame, "an integer tensor combined with a Python float "
@@ -2287,10 +2311,11 @@ class Interpreter:
         if value.payload_key and isinstance(value.payload_key, tuple) and value.payload_key[0] == "complex-buffer":
             after = after.with_(payload=None, payload_key=None)
         if record and not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and prec.may_be_16bit \
-                and RANDOM_DRAW not in value.products:
+                and RANDOM_DRAW not in value.products and not _holds_one_value(value):
             # A value of unknown role (angles from another module) cast to 16 bits: if the cast
             # goes straight into both cos and sin, what was cast were angles. Random draws made
-            # here (a random phase) are not: nothing positional is in them.
+            # here (a random phase) are not: nothing positional is in them; nor is a tensor of one
+            # value (a zero-initialised buffer of learned rotations, loaded from a checkpoint).
             key = node_key(node)
             self.cast_candidates.add(key)
             after = after.with_(recent=after.recent | {key})

@@ -11,7 +11,9 @@ class AlibiPositions16Bit(Rule):
     slopes: an `arange` with a 16-bit, activation or buffer dtype, `.to(x.dtype)` on the
     positions, or positions in the default dtype. The mechanisms are those of POS101. Distances
     that are rounded only after they were made relative (key - query) stay silent: the small
-    distances near the diagonal are exact in 16 bits.
+    distances near the diagonal are exact in 16 bits. So do whole numbers that 16 bits hold
+    (`arange(1, 5, dtype=x.dtype)`, per-head rates): where they multiply 16-bit distances, the
+    distances' own indices are reported.
 
     ## Why is this bad?
     bfloat16 holds integers exactly only up to 256 and float16 up to 2048. Rounded positions
@@ -76,8 +78,10 @@ def alibi(q, slopes):
     def check(self, facts):
         for product in facts.alibi_products():
             for origin in product.positions.precision_losses():
-                if origin.relative:
-                    continue  # rounded after key - query: the near-diagonal distances stay exact
+                if origin.relative or origin.exact:
+                    # rounded after key - query: the near-diagonal distances stay exact; or whole
+                    # numbers that 16 bits hold were rounded, which loses nothing
+                    continue
                 edits = make_float32(facts, origin.node)
                 # float32 positions times 16-bit slopes would turn the bias float32: no fix then.
                 fix = Fix(tuple(edits), "unsafe", "compute the ALiBi positions in float32"
