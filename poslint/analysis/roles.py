@@ -93,6 +93,11 @@ def combined_roles(op: ast.operator, left: Value, right: Value) -> frozenset:
     if isinstance(op, ast.Div) and left.has(Role.POSITIONS) and right.has(Role.POSITIONS):
         roles.discard(Role.POSITIONS)  # a grid over its own last entry: a ratio in [0, 1], not an index
     roles = (roles - {Role.NEGATIVE}) | sign_of(op, left, right)
+    if Role.LOGARITHM in roles and any(unknown_operand(v) or v.is_tensor for v in (left, right)) and \
+            not any(v.has(Role.LOGARITHM) and v.sort is not Sort.PYFLOAT for v in (left, right)):
+        # a tensor scaled by log(c) (CLIP's ``ones([]) * log(1 / 0.07)``, a temperature): no grid
+        # of logarithms, whose exp would be frequencies
+        roles.discard(Role.LOGARITHM)
     if roles & {Role.FREQS, Role.SLOPES, Role.GROWTH, Role.GROWTH2}:
         roles -= {Role.POSITIONS, Role.FREQ_INDEX}
     if Role.FREQS in roles:
