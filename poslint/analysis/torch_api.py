@@ -125,9 +125,9 @@ CONSTRUCTION_ROOTS = frozenset({"__init__", "__post_init__", "post_init", "reset
 # Module constants that are Python floats.
 PYTHON_FLOATS = frozenset({"math.pi", "math.tau", "math.e", "math.inf", "numpy.pi", "numpy.e", "torch.pi"})
 
-# Calls whose tensor arguments are indices.
 # Calls whose first argument must be a complex tensor.
 COMPLEX_INPUT_CALLS = frozenset({"view_as_real", "istft"})
+# Calls whose tensor arguments are indices.
 INDEXING_CALLS = frozenset({"embedding", "one_hot", "bincount", "gather", "index_select", "take_along_dim"})
 
 # Attributes of a torch.device and of a dtype; any other attribute read makes a name a tensor.
