@@ -131,6 +131,9 @@ class Store:
     site: Site
     # The string expression that names the attribute (register_buffer, setattr); None for ``self.x = ...``.
     name_node: Optional[ast.AST] = None
+    # Values written into the tensor already held (``self.buf[:n] = v``, ``copy_``), which keeps its
+    # dtype; False where a new tensor is bound (assignment, register_buffer, setattr).
+    written: bool = False
 
 
 @dataclass(frozen=True)
@@ -197,6 +200,8 @@ class ModuleFacts:
     escaped: Set[NodeKey] = field(default_factory=set)
     # (class, attr) of buffers construction registers empty and only forward fills.
     filled_in_forward: Set[Tuple[str, str]] = field(default_factory=set)
+    # (class, attr) of buffers and parameters that construction stores a tensor in.
+    built_at_construction: Set[Tuple[str, str]] = field(default_factory=set)
     # Products first taken for angle products that turned out to scale the positions of a later one.
     superseded: Set[NodeKey] = field(default_factory=set)
     # Products whose angles sit beside those of other position grids in one embedding (the x and

@@ -54,12 +54,16 @@ from poslint.analysis.torch_api import (BOUND_BREAKING, CAST_METHODS, COMPLEX_DT
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING,
                                         PRODUCT_KEYWORDS,
-                                        PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
-                                        COMPLEX_INPUT_CALLS, SAME_DTYPE_PRODUCTS,
+                                        INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
+                                        COMPLEX_INPUT_CALLS, SAME_DTYPE_PRODUCTS, SIZE_ARGUMENTS,
                                         TENSOR_TYPES, TRANSFORMING, TRIG, VALUE_KEEPING)
 
 # In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
 RANDOM_DRAW = (-1, -1, -1, -1)
+# In ``products``: the value is a phase (``atan2``, ``angle()``, torch's or numpy's), within [-pi, pi].
+PHASE = (-2, -2, -2, -2)
+# Values that carry one of these hold no positions, whatever they are multiplied by later.
+NOT_POSITIONAL = frozenset({RANDOM_DRAW, PHASE})
 # In the call memo, next to a call's result: what it stored on ``self``, under (STORES_ON_SELF, key).
 STORES_ON_SELF = "stores-on-self"
 # What a tensor is asked for, not computed with: ``x.device``, ``x.size(1)``, ``y.to(x.dtype)``.
@@ -269,6 +273,7 @@ class Interpreter:
         self.facts.rotations = self.sinks.cos & self.sinks.sin
         self.facts.filled_in_forward = {(cls.name, attr) for cls in self.classes.values()
                                         for _, attr in self.empty_at_construction if self.filled_in_forward(cls, attr)}
+        self.facts.built_at_construction = self.built_at_construction
         for borrowed in self._borrowed.values():
             borrowed.facts.rotations = self.facts.rotations
         self.facts.borrowed = [b for b in self._borrowed.values() if b.facts.products or b.facts.casts
@@ -328,6 +333,7 @@ class Interpreter:
             facts.rotary_products, facts.escaped = host.facts.rotary_products, host.facts.escaped
             facts.linted_ref = weakref.ref(host.facts)
             facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
+            facts.built_at_construction = self.built_at_construction
             borrowed = host._borrowed[key] = Borrowed(self.path, facts, self.learn, anchor)
         before = host._observed(borrowed.facts)
         saved = (self.facts, self._seen_facts, self.recording, self.memo, self.sinks, self._next_attrs,
@@ -921,7 +927,7 @@ class Interpreter:
         written = current.with_(roles=current.roles | value.roles, products=current.products | value.products,
                                 recent=current.recent | value.recent, grids=current.grids | value.grids,
                                 relative=value.relative if value.roles else current.relative)
-        self.store_attr(frame, attr_node.attr, storage, written, node, value_node)
+        self.store_attr(frame, attr_node.attr, storage, written, node, value_node, written=True)
 
     def filled_in_forward(self, cls: ClassInfo, attr: str) -> bool:
         """A buffer that construction registers empty and only the forward path fills: a
@@ -936,8 +942,8 @@ class Interpreter:
                         if attr in bucket), None)
         return (pending or cls.lookup_attr(attr) or (None, None))[0]
 
-    def store_attr(self, frame: Frame, attr: str, storage: str, value: Value,
-                   node: ast.AST, value_node: Optional[ast.AST], name_node: Optional[ast.AST] = None) -> None:
+    def store_attr(self, frame: Frame, attr: str, storage: str, value: Value, node: ast.AST,
+                   value_node: Optional[ast.AST], name_node: Optional[ast.AST] = None, written: bool = False) -> None:
         cls = frame.cls
         if not frame.runtime and storage != "plain":
             # ``register_buffer("freqs_cis", None)``: nothing there until forward fills it.
@@ -965,7 +971,7 @@ class Interpreter:
         bucket[attr] = (storage, value)
         if self.recording and value.is_tensor:
             self._record(Store(node, cls.name, attr, storage, frame.env[f"self.{attr}"], value_node, frame.site(),
-                               name_node),
+                               name_node, written),
                          ("store", node_key(node), storage, frame.env[f"self.{attr}"], frame.site()))
 
     def _note_grid_axes(self, parts: Sequence[Value]) -> None:
@@ -1135,7 +1141,15 @@ class Interpreter:
         name = node.attr if name is None else name
         key = f"self.{name}"
         if key in frame.env:
+            if key in frame.stored_on_some_paths:
+                # On the paths that did not store it (``if n > len(cache): self.cache = ...``),
+                # the read finds what the module holds: a buffer as module.to() left it.
+                self._read_held(node, frame, name)
             return frame.env[key]
+        return self._read_held(node, frame, name)
+
+    def _read_held(self, node: ast.AST, frame: Frame, name: str) -> Value:
+        """``self.<name>`` as the instance holds it, whatever this call stored."""
         cls = frame.cls
         built_with = self._constructed_with(frame.env.get("self"), frame.dispatch or cls, name)
         if built_with is not None:
@@ -1777,6 +1791,8 @@ class Interpreter:
     def _torch_function(self, qual: str, node: ast.Call, args: List[Value], kwargs: Dict[str, Value],
                         frame: Frame, callee: Value) -> Value:
         module, _, name = qual.rpartition(".")
+        if module.split(".", 1)[0] == "numpy" and (name in INVERSE_TRIG or module == "numpy.random"):
+            return Value(sort=Sort.OTHER, products=frozenset({PHASE if name in INVERSE_TRIG else RANDOM_DRAW}))
         if module in ("math", "numpy", "np"):
             if name in ("log", "log2", "log10", "sqrt", "exp", "pow", "floor", "ceil"):
                 roles = frozenset({Role.POW2}) if name == "pow" and args and args[0].payload_key in (
@@ -1837,7 +1853,7 @@ class Interpreter:
             if data.sort is Sort.PYFLOAT or data.prec in (Prec.UNKNOWN,) and data.roles:
                 return self.default_tensor(node, frame, "torch.tensor(...) of Python floats").with_(
                     roles=data.roles, ndim=0 if data.sort is Sort.PYFLOAT else None)
-            return tensor(Prec.UNKNOWN, roles=data.roles)
+            return tensor(Prec.UNKNOWN, roles=data.roles, products=data.products & NOT_POSITIONAL)
         if name == "logspace":
             base = kwargs.get("base", args[3] if len(args) > 3 else UNKNOWN)
             value = self._creation_value(node, name, args, kwargs, frame, roles_from=None,
@@ -2072,6 +2088,8 @@ class Interpreter:
             value = _placed(value, (), cpu=False)
         elif name in NEW_TENSOR_METHODS:
             value = _placed(value, (receiver,), cpu=False if "device" in kwargs else None)
+        elif name in SIZE_ARGUMENTS:
+            value = _placed(value, (receiver,))
         else:
             value = _placed(value, [receiver] + list(args) + list(kwargs.values()))
         if receiver.series is None and value.series is None:
@@ -2205,8 +2223,9 @@ class Interpreter:
             return _boolean(receiver)
         if name in ROLE_KILLING:
             if receiver.is_tensor:  # (a square root or a sigmoid of whole numbers is not whole)
-                return receiver.with_(roles=frozenset(), products=frozenset(), recent=frozenset(), whole=False)
-            return UNKNOWN
+                return receiver.with_(roles=frozenset(), recent=frozenset(), whole=False,
+                                      products=frozenset({PHASE}) if name in INVERSE_TRIG else frozenset())
+            return UNKNOWN_TENSOR.with_(products=frozenset({PHASE})) if name in INVERSE_TRIG else UNKNOWN
         if name in PRESERVING:
             if name in BOUND_BREAKING and (receiver.extent is not None or receiver.whole):
                 receiver = receiver.with_(extent=None, whole=False)
@@ -2311,10 +2330,10 @@ class Interpreter:
         if value.payload_key and isinstance(value.payload_key, tuple) and value.payload_key[0] == "complex-buffer":
             after = after.with_(payload=None, payload_key=None)
         if record and not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and prec.may_be_16bit \
-                and RANDOM_DRAW not in value.products and not _holds_one_value(value):
+                and not value.products & NOT_POSITIONAL and not _holds_one_value(value):
             # A value of unknown role (angles from another module) cast to 16 bits: if the cast
-            # goes straight into both cos and sin, what was cast were angles. Random draws made
-            # here (a random phase) are not: nothing positional is in them; nor is a tensor of one
+            # goes straight into both cos and sin, what was cast were angles. Random draws and
+            # phases made here are not: nothing positional is in them; nor is a tensor of one
             # value (a zero-initialised buffer of learned rotations, loaded from a checkpoint).
             key = node_key(node)
             self.cast_candidates.add(key)
@@ -2435,7 +2454,7 @@ def grid_key(node: ast.AST) -> tuple:
 
 
 def _is_grid_key(key: tuple) -> bool:
-    return key[0] < 0 <= key[1]  # a grid_key (RANDOM_DRAW's column is negative too)
+    return key[0] < 0 <= key[1]  # a grid_key (NOT_POSITIONAL's columns are negative too)
 
 
 def _subclass_instance(fn: FunctionInfo, self_value: Optional[Value]) -> Optional[ClassInfo]:

@@ -52,6 +52,14 @@ VALUE_KEEPING = frozenset({
     "select", "take_along_dim",
 })
 
+# Methods whose arguments besides the tensor are sizes, dimensions or counts (never tensors):
+# the result is where the tensor is, whatever the arguments are.
+SIZE_ARGUMENTS = frozenset({
+    "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "transpose", "permute", "contiguous",
+    "flatten", "unflatten", "t", "narrow", "flip", "roll", "broadcast_to", "tile", "movedim", "swapaxes",
+    "diagonal", "squeeze_", "unsqueeze_", "select", "tril", "triu", "tril_", "triu_",
+})
+
 # The preserving operations that may put other values in (a sum, a fill): a bound on the
 # values (``Value.extent``) does not hold after them.
 BOUND_BREAKING = frozenset({
@@ -59,15 +67,17 @@ BOUND_BREAKING = frozenset({
     "index_fill", "index_fill_", "fill_diagonal_",
 })
 
+# Inverse trigonometry (torch and numpy): an angle computed from coordinates or a complex number,
+# a phase within [-pi, pi], where a 16-bit dtype moves it by under 0.008 rad.
+INVERSE_TRIG = frozenset({"atan2", "arctan2", "atan", "arctan", "asin", "arcsin", "acos", "arccos", "angle"})
+
 # Operations after which a value is no longer a position grid (a ramp, a mask, a count).
 ROLE_KILLING = frozenset({
     "clamp", "clip", "clamp_", "sigmoid", "tanh", "softmax", "log_softmax", "max", "min", "amax",
     "amin", "argmax", "argmin", "mean", "prod", "numel", "size",
     "log", "log2", "log10", "sqrt", "rsqrt", "floor", "ceil", "round", "sign", "item",
     "tolist", "norm", "nonzero", "relu", "gelu", "silu",
-    # inverse trigonometry: an angle computed from coordinates (a phase), bounded by pi
-    "atan2", "arctan2", "atan", "arctan", "asin", "arcsin", "acos", "arccos", "angle",
-})
+}) | INVERSE_TRIG
 
 # Operations whose result is a bool tensor: two values, 0 and 1, exact in every dtype (NaN flags,
 # masks). What they test is not passed on.

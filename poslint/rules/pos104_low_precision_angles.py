@@ -123,6 +123,8 @@ def rope(x, inv_freq):
                 continue  # a tensor the forward path never reads cannot hurt
             if (store.cls, store.attr) in facts.filled_in_forward:
                 continue  # registered empty, filled after any conversion: module.to() never sees it
+            if store.site.runtime and not store.written and (store.cls, store.attr) in facts.built_at_construction:
+                continue  # a new tensor bound in forward (a lazy rebuild) comes after any conversion
             value = store.value
             if value.has(Role.ROTARY_COMPLEX) and value.is_complex:
                 yield Finding(store.node, f"complex rotation kept in {store.storage} '{store.attr}'; "
@@ -131,7 +133,7 @@ def rope(x, inv_freq):
             elif value.has(Role.ANGLES) and value.products & rotary:
                 consequence = rounded_angles(facts, value)
                 if consequence is not None:
-                    yield Finding(store.node, f"angles kept in {store.storage} '{store.attr}'; model.to("
+                        yield Finding(store.node, f"angles kept in {store.storage} '{store.attr}'; model.to("
                                               f"torch.bfloat16) rounds them, and {consequence}",
                                   float32_copy_fix(facts, store.attr, store.cls, value.is_complex))
 
