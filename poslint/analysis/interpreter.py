@@ -950,7 +950,7 @@ class Interpreter:
             empty = value.payload_key == ("const", None)
             (self.empty_at_construction if empty else self.built_at_construction).add((cls.name, attr))
         if value.payload_key in ("parameter", "buffer"):
-            value = value.with_(payload=None, payload_key=None)
+            value = value.with_(payload=None, payload_key=value.payload if value.payload in ("ones", ONE_VALUE) else None)
         if value.on_cpu:  # module.to(device) moves buffers and parameters; attributes get moved by hand
             value = value.with_(on_cpu=False)
         if storage != "plain" and value.sort is not Sort.TENSOR and not value.roles:
@@ -1826,7 +1826,10 @@ class Interpreter:
             return frame.default
         if name in ("Parameter", "Buffer") and module in ("torch.nn", "torch.nn.parameter"):
             base = args[0] if args else kwargs.get("data", UNKNOWN)
-            return base.with_(sort=Sort.TENSOR, payload_key=name.lower())
+            # What it is filled with (zeros a checkpoint or an optimiser replaces) outlives the wrapper,
+            # as it does for register_buffer.
+            return base.with_(sort=Sort.TENSOR, payload_key=name.lower(),
+                              payload=base.payload_key if _holds_one_value(base) else None)
         if name == "Tensor" and args:  # legacy constructor: default tensor type
             return self._creation_value(node, name, args, kwargs, frame, roles_from=args[0],
                                         default_reason="torch.Tensor(...) uses the default dtype")

@@ -15,8 +15,11 @@ class LowPrecisionAngles(Rule):
     complex `freqs_cis` registered as a buffer. Casting cos/sin values to the activation dtype
     is accepted practice and stays silent, and so is a buffer that construction registers empty
     (`register_buffer("freqs_cis", None)`) and only the forward path fills: the conversion
-    between construction and forward finds nothing in it. A random draw cast and fed to cos and
-    sin (a random phase) is not angles, and neither is a value scaled on its way to them
+    between construction and forward finds nothing in it. A buffer that construction builds and
+    forward rebuilds only past its length (`if n > len(cache): self.cache = ...`) is reported
+    once, where construction builds it: the usual path reads the converted table. A random draw
+    (torch's or numpy's) or a phase (`atan2`, `angle()`, within [-pi, pi]) cast and fed to cos
+    and sin is not angles of positions, and neither is a value scaled on its way to them
     (`sin(t * pi / 2)` of a timestep cast to 16 bits is a phase of at most a quarter turn).
     Where the code gives the positions' range (a literal grid, a configuration class's defaults
     such as `image_size // patch_size`, handed to the constructor that builds the table), the
