@@ -1143,7 +1143,7 @@ class Interpreter:
         if key in frame.env:
             if key in frame.stored_on_some_paths:
                 # On the paths that did not store it (``if n > len(cache): self.cache = ...``),
-                # the read finds what the module holds: a buffer as module.to() left it.
+                # the read finds what the module holds: record that read of the converted buffer.
                 self._read_held(node, frame, name)
             return frame.env[key]
         return self._read_held(node, frame, name)
