@@ -116,6 +116,8 @@ class Cast:
     before: Value
     after: Value
     site: Site
+    # Where the target dtype was chosen (``hidden.dtype``, ``torch.float16``), possibly in another module.
+    target_node: Optional[ast.AST] = None
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,7 @@ class ModuleFacts:
     _stores: Optional[AttrIndex] = field(default=None, repr=False)
     _read_class: Optional[Dict[int, str]] = field(default=None, repr=False)
     _related: Optional[Dict[str, Set[str]]] = field(default=None, repr=False)
+    _cast_trig_products: Optional[Set[tuple]] = field(default=None, repr=False)
 
     def rope_products(self) -> Iterable[Product]:
         """Angle products: frequencies times recognised positions, or times anything when the
@@ -279,8 +282,10 @@ class ModuleFacts:
     def cos_sin_cast_after(self, product: Product) -> bool:
         """Whether cos/sin computed from this product are cast to an explicit dtype afterwards,
         so that computing the product in float32 leaves the outputs' dtypes as they were."""
-        key = node_key(product.node)
-        return any(cast.before.has(Role.TRIG) and key in cast.before.products for cast in self.casts)
+        if self._cast_trig_products is None:  # read once the analysis is done: one pass over the casts
+            self._cast_trig_products = {key for cast in self.casts if cast.before.has(Role.TRIG)
+                                        for key in cast.before.products}
+        return node_key(product.node) in self._cast_trig_products
 
     def holds(self, node: ast.AST) -> bool:
         """Whether ``node`` is in this module's tree (and not another module's)."""

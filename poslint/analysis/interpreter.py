@@ -158,7 +158,8 @@ class Interpreter:
         self.anchor: Optional[Tuple["Interpreter", ast.AST]] = None
         self._call_site: Optional[ast.AST] = None  # the call being made, for calls into other modules
         self._borrowed: Dict[tuple, Borrowed] = {}  # as host: facts other modules recorded for its calls
-        self._borrowed_memos: Dict[int, dict] = {}  # as host: the call memo of each other module, per round
+        # as host: each other module's call memo, for calls made directly or through another module, per round
+        self._borrowed_memos: Dict[Tuple[int, bool], dict] = {}
         # As an imported module: results of calls that depend on their arguments alone (see call_for).
         self.summaries: Dict[tuple, Value] = {}
         self.ran = False
@@ -192,6 +193,8 @@ class Interpreter:
         self.built_at_construction: Set[Tuple[str, str]] = set()
         # Attribute values observed in the current round, per class.
         self._next_attrs: Dict[str, Dict[str, Tuple[str, Value]]] = {}
+        self.stores_for_host = 0  # stores on this module's instances made by calls into other modules
+        self.through_other = False  # running a call the linted file makes through another module
 
     # ---- driver ------------------------------------------------------------------------
 
@@ -247,7 +250,9 @@ class Interpreter:
             for fn in entries:
                 self.call(fn, [], {}, None, None, standalone=True)
             for cls, root in inherited:
-                # A base's constructor calls hooks that this subclass overrides.
+                # A base's constructor calls hooks that this subclass overrides, or is imported:
+                # what it causes in another module shows at the subclass's definition.
+                self._call_site = cls.node
                 self.call(root, [], {}, Value(sort=Sort.INSTANCE, payload=cls, payload_key=cls.name), None,
                           standalone=True)
             # Functions reached only from code the interpreter does not run (a class nested in a
@@ -322,7 +327,8 @@ class Interpreter:
         context = (id(fn), tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
                    bool(caller and caller.autocast_off), caller.default if caller else None,
                    bool(caller and caller.runtime),
-                   self_value.payload_key if self_value is not None and self_value.sort is Sort.INSTANCE else None)
+                   self_value.payload_key if self_value is not None and self_value.sort is Sort.INSTANCE else None,
+                   requester is not host)  # a call through another module records less (see _record)
         reusable = all(self._host_free(v) for v in (*args, *kwargs.values()))
         if reusable and context in self.summaries:
             return host.rebased(self.summaries[context], anchor, self.path)
@@ -337,16 +343,16 @@ class Interpreter:
             borrowed = host._borrowed[key] = Borrowed(self.path, facts, self.learn, anchor)
         before = host._observed(borrowed.facts)
         saved = (self.facts, self._seen_facts, self.recording, self.memo, self.sinks, self._next_attrs,
-                 self.cast_candidates, self.anchor, self.follows_imports)
+                 self.cast_candidates, self.anchor, self.follows_imports, self.through_other)
         self.facts, self._seen_facts, self.recording, self.memo = borrowed.facts, borrowed.seen, host.recording, \
-            host._borrowed_memos.setdefault(id(self), {})
+            host._borrowed_memos.setdefault((id(self), requester is not host), {})
         self.sinks, self._next_attrs, self.cast_candidates = host.sinks, {}, host.cast_candidates
-        self.anchor, self.follows_imports = (host, anchor), True
+        self.anchor, self.follows_imports, self.through_other = (host, anchor), True, requester is not host
         try:
             result = self.call(fn, args, kwargs, self_value, caller)
         finally:
             (self.facts, self._seen_facts, self.recording, self.memo, self.sinks, self._next_attrs,
-             self.cast_candidates, self.anchor, self.follows_imports) = saved
+             self.cast_candidates, self.anchor, self.follows_imports, self.through_other) = saved
         if reusable and host.recording and host._observed(borrowed.facts) == before and self._host_free(result):
             # It saw nothing of the caller's and left no trace: any file's same call gives this.
             if len(self.summaries) >= MAX_SUMMARIES:
@@ -356,7 +362,8 @@ class Interpreter:
 
     def _observed(self, borrowed: ModuleFacts) -> tuple:
         """How much this host (and ``borrowed``) has recorded: a call that changes none of it left no trace."""
-        return (len(borrowed.products), len(borrowed.casts), len(borrowed.stores), len(borrowed.creations),
+        return (self.stores_for_host, len(borrowed.products), len(borrowed.casts), len(borrowed.stores),
+                len(borrowed.creations),
                 len(borrowed.trigs), len(borrowed.attr_reads), len(self.facts.escaped),
                 len(self.facts.rotary_products), len(self.cast_candidates), len(self.sinks.trig),
                 len(self.sinks.cos), len(self.sinks.sin), len(self.sinks.attention))
@@ -584,12 +591,17 @@ class Interpreter:
 
     def _inherited_construction(self) -> List[Tuple[ClassInfo, FunctionInfo]]:
         """(subclass, inherited construction root) pairs where the root calls, on ``self``, a
-        method that the subclass overrides."""
+        method that the subclass overrides, or where the root is the constructor of an imported
+        base (what it stores, through helpers it calls in other modules, is what the subclass's
+        instances hold: the imported module's own run does not follow its imports)."""
         pairs = []
         for cls in self.classes.values():
             for name in sorted(CONSTRUCTION_ROOTS):
                 root = cls.lookup_method(name)
                 if root is None or root.cls is cls or root.cls is None or isinstance(root.node, ast.Lambda):
+                    continue
+                if name == "__init__" and root.home is not None and root.home is not self:
+                    pairs.append((cls, root))
                     continue
                 called = {call.func.attr for call in walk(root.node) if isinstance(call, ast.Call)
                           and isinstance(call.func, ast.Attribute) and is_self_receiver(call.func.value, root)}
@@ -715,7 +727,13 @@ class Interpreter:
         elif isinstance(stmt, getattr(ast, "Match", ())):
             self.eval(stmt.subject, frame)
             self._branches(frame, [case.body for case in stmt.cases] + [[]])
-        # Other statements (pass, raise, del, global, import) do not move dtypes.
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            # An import under ``try`` binds the name on that path, so that the ``except`` branch's
+            # fallback (``f = None``) is one possibility, not the name's only value.
+            for alias in stmt.names:
+                if alias.name != "*":
+                    frame.env[alias.asname or alias.name.split(".")[0]] = IMPORT_BOUND
+        # Other statements (pass, raise, del, global) do not move dtypes.
 
     def _loop(self, frame: Frame, stmt) -> None:
         """The body runs once or not at all (merged), then ``else``."""
@@ -959,10 +977,17 @@ class Interpreter:
         frame.stored_on_some_paths.discard(f"self.{attr}")
         self._escape(value)
         # Stored for the subclass whose instance runs the method (a base's constructor building
-        # what the subclass's hook returns), when that subclass is this module's.
-        owner = frame.dispatch if frame.dispatch is not None and frame.dispatch.name in self.classes \
-            and self.classes[frame.dispatch.name] is frame.dispatch else cls
-        bucket = self._next_attrs.setdefault(owner.name, {})
+        # what the subclass's hook returns), when that subclass is this module's, or the linted
+        # file's that borrowed this module for the call (an imported base's constructor).
+        owner, keeper = cls, self
+        if frame.dispatch is not None:
+            host = self.anchor[0] if self.anchor else self
+            if self.classes.get(frame.dispatch.name) is frame.dispatch:
+                owner = frame.dispatch
+            elif host.classes.get(frame.dispatch.name) is frame.dispatch:
+                owner, keeper = frame.dispatch, host
+                host.stores_for_host += 1
+        bucket = keeper._next_attrs.setdefault(owner.name, {})
         old = bucket.get(attr)
         if old:
             rank = {"buffer": 2, "parameter": 2, "plain": 0}
@@ -988,6 +1013,10 @@ class Interpreter:
 
     def _record(self, fact, key) -> None:
         if not self.recording or key in self._seen_facts:
+            return
+        if self.through_other and not _holds_host_part(fact, self.anchor[0].facts):
+            # Reached from the linted file through another module, with nothing of the linted
+            # file's in it: the module in between shows it, when that module is linted.
             return
         self._seen_facts.add(key)
         if isinstance(fact, Product):
@@ -1038,10 +1067,9 @@ class Interpreter:
         return Value(sort=Sort.OTHER, payload_key=("const", v) if isinstance(v, str) else None)
 
     def _eval_Name(self, node: ast.Name, frame: Frame) -> Value:
-        if node.id in frame.env:
-            return frame.env[node.id]
-        if node.id in self.globals:
-            return self.globals[node.id]
+        value = frame.env.get(node.id) or self.globals.get(node.id)
+        if value is not None and value.payload_key is not IMPORT_BOUND_KEY:
+            return value
         if node.id in self.functions:
             fn = self.functions[node.id]
             return Value(sort=Sort.CALLABLE, payload=fn, payload_key=fn.qual)
@@ -1080,7 +1108,7 @@ class Interpreter:
         root = node.value
         while isinstance(root, ast.Attribute):
             root = root.value
-        if isinstance(root, ast.Name) and root.id not in frame.env and self.names.qualname(node):
+        if isinstance(root, ast.Name) and _imported_here(root.id, frame) and self.names.qualname(node):
             return self._qualified(node, frame)
         owner = self.eval(node.value, frame)
         if node.attr == "dtype":
@@ -1092,6 +1120,12 @@ class Interpreter:
             found = owner.payload.lookup_attr(node.attr)
             if found is not None:  # a submodule's buffer: ``self.rotary.inv_freq``
                 return self._held(owner.payload, node.attr, node, frame, *found, own=False)
+            return UNKNOWN
+        if owner.sort is Sort.CALLABLE and isinstance(owner.payload, ClassInfo):
+            # ``Alibi.gen_slopes(...)``: a static method called through its class.
+            method = owner.payload.lookup_method(node.attr)
+            if method is not None and is_static(method.node):
+                return Value(sort=Sort.CALLABLE, payload=method, payload_key=method.qual)
             return UNKNOWN
         if isinstance(owner.payload, ConfigDefaults) and node.attr in owner.payload.values:
             number = owner.payload.values[node.attr]
@@ -1519,7 +1553,9 @@ class Interpreter:
                 promoted = self.promote(a, b, node, frame, division=False)  # ones of 16 bits make a 16-bit grid
                 return other.with_(prec=promoted.prec, origin=promoted.origin, ndim=None, axis=None, thin=None)
         if {a.sort, b.sort} <= {Sort.TENSOR, Sort.OTHER} and (a.origin is not None or b.origin is not None):
-            self.sinks.same_operands(key, (operand_identity(a), operand_identity(b)))
+            # (one angle computed twice is computed in one function: products elsewhere are others)
+            self.sinks.same_operands(key, (frame.function and id(frame.function.node), operand_identity(a),
+                                           operand_identity(b)))
         if factor_of(a) and not factor_of(b):
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
         elif factor_of(b) and not factor_of(a):
@@ -1542,6 +1578,11 @@ class Interpreter:
             if isinstance(factor_node, ast.Name) and factor_node.id in frame.env:
                 frame.env[factor_node.id] = factor.with_(roles=factor.roles | {Role.FREQS})
             self.guessed.add(key)
+        elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and _growing(b if is_grid(a) else a):
+            # A position grid times a growing table (``2 ** linspace(0, k, n) * pi``), into cos/sin:
+            # Fourier features, whose frequencies grow with the channel instead of decaying.
+            factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
+            factor = factor.with_(roles=(factor.roles - {Role.GROWTH, Role.GROWTH2}) | {Role.FREQS})
         elif key in self.sinks.attention and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a):
             # A position grid times something unknown, handed to attention as a bias: the
             # something is ALiBi's per-head slopes (a constructor argument, a buffer, a parameter).
@@ -1968,6 +2009,8 @@ class Interpreter:
         if effect == "returns-last":
             return args[-1] if args else UNKNOWN
         if effect == "applies-rotary":
+            for table in [*args[1:3], *(kwargs[k] for k in ("cos", "sin") if k in kwargs)]:
+                self.sinks.reach_tables(table)
             return Value(sort=Sort.TENSOR, prec=first.prec, origin=first.origin) if first.is_tensor else UNKNOWN_TENSOR
         if effect == "alibi-builder":
             # build_alibi_tensor(attention_mask, num_heads, dtype): slopes x absolute positions, in dtype
@@ -2326,7 +2369,9 @@ class Interpreter:
             rounded = None
         after = value.with_(sort=Sort.TENSOR, prec=prec, origin=origin, rounded=rounded,
                             series=series_ops.rounded(value.series, prec, float16),
-                            is_complex=target.is_complex or value.is_complex and target.payload_key == CALLERS_DTYPE,
+                            # ``.to(arg)`` of an arg that may be a device keeps a complex tensor complex
+                            is_complex=target.is_complex or value.is_complex and (
+                                target.payload_key == CALLERS_DTYPE or prec is Prec.UNKNOWN),
                             payload=None if value.sort is Sort.TENSOR else value.payload,
                             payload_key=None if value.sort is Sort.TENSOR and value.payload_key not in (
                                 "parameter", "buffer", "ones", ONE_VALUE) else value.payload_key)
@@ -2341,10 +2386,13 @@ class Interpreter:
             key = node_key(node)
             self.cast_candidates.add(key)
             after = after.with_(recent=after.recent | {key})
-            if self.sinks.rotation(key):
+            # What a rotary kernel also takes as its cos/sin tables is cos/sin values, whatever
+            # else takes their cos (Megatron's flash and unfused paths share one cast).
+            if self.sinks.rotation(key) and key not in self.sinks.tables:
                 before, after = (v.with_(roles=v.roles | {Role.ANGLES}) for v in (before, after))
         if record and (before.roles or before.is_complex):
-            self._record(Cast(node, receiver_node, before, after, frame.site()),
+            self._record(Cast(node, receiver_node, before, after, frame.site(),
+                              target.origin.node if target.origin is not None else None),
                          ("cast", node_key(node), before, after, frame.site()))
         return after
 
@@ -2356,6 +2404,9 @@ class Interpreter:
 _EVALUATORS = {getattr(ast, name[len("_eval_"):]): method for name, method in vars(Interpreter).items()
                if name.startswith("_eval_") and isinstance(getattr(ast, name[len("_eval_"):], None), type)}
 # Literals are evaluated over and over, and their values never change: one value for each.
+# What an import executed on some path binds: the name resolves as the import says, where it is read.
+IMPORT_BOUND_KEY = ("import-bound",)
+IMPORT_BOUND = Value(sort=Sort.CALLABLE, payload_key=IMPORT_BOUND_KEY)
 NONE_CONSTANT = Value(sort=Sort.OTHER, payload_key=("const", None))
 TRUE_CONSTANT, FALSE_CONSTANT = Value(sort=Sort.OTHER, payload_key=True), Value(sort=Sort.OTHER, payload_key=False)
 _NUMBER_CONSTANTS: Dict[tuple, Value] = {}
@@ -2776,6 +2827,37 @@ def _holds_one_value(value: Value) -> bool:
     """A tensor filled with one exact value (zeros, ones, ``full(shape, 6)``), and its casts and
     reshapes: whatever its dtype, nothing in it collides or is rounded."""
     return value.is_tensor and value.payload_key in ("ones", ONE_VALUE)
+
+
+def _imported_here(name: str, frame: Frame) -> bool:
+    """Whether ``name`` means what the module's imports say: unbound in the frame, or bound by an
+    import statement the frame ran (``import torch`` inside a function)."""
+    value = frame.env.get(name)
+    return value is None or value.payload_key is IMPORT_BOUND_KEY
+
+
+def _holds_host_part(fact, host: ModuleFacts) -> bool:
+    """Whether a fact recorded in another module holds a node of the linted file: one of its
+    nodes, or where one of its values got its precision."""
+    for part in vars(fact).values():
+        if isinstance(part, ast.AST) and host.holds(part):
+            return True
+        if isinstance(part, Value) and _value_holds(part, host):
+            return True
+    return False
+
+
+def _value_holds(value: Value, host: ModuleFacts) -> bool:
+    for origin in (value.origin, value.rounded):
+        if origin is not None and host.holds(origin.node):
+            return True
+    return value.sort is Sort.TUPLE and isinstance(value.payload, tuple) and \
+        any(isinstance(v, Value) and _value_holds(v, host) for v in value.payload)
+
+
+def _growing(value: Value) -> bool:
+    """A tensor of ``base ** index`` with a non-negative exponent (no inversion since)."""
+    return value.is_tensor and (value.has(Role.GROWTH) or value.has(Role.GROWTH2))
 
 
 def _exact_fill(fill: Optional[Value]) -> bool:

@@ -122,6 +122,7 @@ class Sinks:
         self.sin: Set[tuple] = set()
         self.attention: Set[tuple] = set()  # attn_mask=, baddbmm's input, a term of softmax's input
         self.returned: Set[tuple] = set()  # a module's output: a rotary table another module applies
+        self.tables: Set[tuple] = set()  # handed to a rotary kernel as its cos/sin tables: cos/sin values
         self.terms: Dict[tuple, frozenset] = {}  # a sum of two tensors (by node key) -> its terms' traces
         self.twins: Dict[tuple, Set[tuple]] = {}  # a product -> the products of the same two operands
         self._by_operands: Dict[tuple, Set[tuple]] = {}
@@ -165,6 +166,11 @@ class Sinks:
                 self.twins[member] = group
         group.add(key)
         self.twins[key] = group
+
+    def reach_tables(self, table: Value) -> None:
+        """``table`` is given to a helper that applies cos/sin tables as given (flash-attn's
+        ``apply_rotary_emb(x, cos, sin)``): what it comes from holds cos/sin values, not angles."""
+        self.tables.update(table.recent)
 
     def rotation(self, key: tuple) -> bool:
         """Whether the product at ``key`` (or one of the same operands) reached both cos and sin

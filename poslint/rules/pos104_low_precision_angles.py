@@ -21,6 +21,8 @@ class LowPrecisionAngles(Rule):
     (torch's or numpy's) or a phase (`atan2`, `angle()`, within [-pi, pi]) cast and fed to cos
     and sin is not angles of positions, and neither is a value scaled on its way to them
     (`sin(t * pi / 2)` of a timestep cast to 16 bits is a phase of at most a quarter turn).
+    Values that a rotary kernel also takes as its cos/sin tables (flash-attn's
+    `apply_rotary_emb(x, cos, sin)`) are cos/sin values, whatever else takes their cos.
     Where the code gives the positions' range (a literal grid, a configuration class's defaults
     such as `image_size // patch_size`, handed to the constructor that builds the table), the
     message gives the largest angle and half a bfloat16 step there (a 52 x 52 grid: angles up to
