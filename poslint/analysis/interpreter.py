@@ -595,13 +595,17 @@ class Interpreter:
         base (what it stores, through helpers it calls in other modules, is what the subclass's
         instances hold: the imported module's own run does not follow its imports)."""
         pairs = []
+        # A class that others here derive from is built as part of them (their constructors run the
+        # same root through super()), whatever it inherits: only the leaves run an imported root alone.
+        derived_from = {id(base) for cls in self.classes.values() for base in cls.bases}
         for cls in self.classes.values():
             for name in sorted(CONSTRUCTION_ROOTS):
                 root = cls.lookup_method(name)
                 if root is None or root.cls is cls or root.cls is None or isinstance(root.node, ast.Lambda):
                     continue
                 if name == "__init__" and root.home is not None and root.home is not self:
-                    pairs.append((cls, root))
+                    if id(cls) not in derived_from:
+                        pairs.append((cls, root))
                     continue
                 called = {call.func.attr for call in walk(root.node) if isinstance(call, ast.Call)
                           and isinstance(call.func, ast.Attribute) and is_self_receiver(call.func.value, root)}
