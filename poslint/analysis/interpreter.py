@@ -499,12 +499,20 @@ class Interpreter:
                               default=self._default_dtype())
         # A constructor run on its own binds what the module's instantiations pass, where each
         # passes a literal (``Embedding(128, normalize=True)``).
-        instantiated = self.model.instantiation_arguments(fn) \
-            if standalone and fn.name == "__init__" and dispatch in (None, fn.cls) else None
+        own_run = standalone and fn.name == "__init__" and dispatch in (None, fn.cls)
+        instantiated = self.model.instantiation_arguments(fn) if own_run else None
+        # Or, for a class this module never builds, what the package's other modules pass to its
+        # flags (``Rotary(dim)`` in attention.py leaves ``pos_idx_in_fp32=True``): the same
+        # settling wherever the class is instantiated.
+        elsewhere = own_run and instantiated is None and fn.cls is not None and self.project is not None \
+            and bool(self.module_name) and _has_flag_parameter(fn.node.args)
+        if elsewhere:
+            instantiated = self.project.instantiations_elsewhere(self.module_name, fn.cls.name, fn.node)
 
         def unpassed(param: ast.arg, default: Optional[ast.AST]) -> Value:
-            if instantiated is not None:
-                literal = self._literal_arguments(instantiated.get(param.arg, ()), default, default_frame)
+            if instantiated is not None and (not elsewhere or _is_flag(default)):
+                literal = self._literal_arguments(instantiated.get(param.arg, ()), default, default_frame,
+                                                  foreign=elsewhere)
                 if literal is not None:
                     return literal
             if default is None:
@@ -531,11 +539,13 @@ class Interpreter:
             env[spec.kwarg.arg] = UNKNOWN
 
     def _literal_arguments(self, passed: Sequence[Optional[ast.AST]], default: Optional[ast.AST],
-                           frame: Frame) -> Optional[Value]:
+                           frame: Frame, foreign: bool = False) -> Optional[Value]:
         """The literal that every instantiation passes (a call that leaves the parameter passes its
-        default); None unless they all pass the same literal."""
+        default); None unless they all pass the same literal. Of ``foreign`` calls (another
+        module's), only literals count: their names and configurations are that module's."""
         nodes = [default if node is None else node for node in passed]
-        values = {self.eval(node, frame) if _is_literal(node) else self._configured_default(node) for node in nodes}
+        values = {self.eval(node, frame) if _is_literal(node) else None if foreign else self._configured_default(node)
+                  for node in nodes}
         return values.pop() if len(values) == 1 and None not in values else None
 
     def _configured_default(self, node: Optional[ast.AST]) -> Optional[Value]:
@@ -1416,8 +1426,12 @@ class Interpreter:
             product = self.product(node, "*", left, left_node, right, right_node, frame)
             if product is not None:
                 return product
-        if isinstance(op, ast.Div) and right.has(Role.GROWTH) and left.has(Role.POSITIONS) \
-                and not left.has(Role.GROWTH):  # a quantity scaled by a growing factor, over one: a ratio
+        # A quantity over a growing factor (``t / 10000 ** (2 i / d)``): positions over timescales, when
+        # they are positions or the quotient reaches cos and sin (the positions an input, not a grid
+        # normalised by its own last entry, which is a ratio).
+        if isinstance(op, ast.Div) and right.has(Role.GROWTH) and not left.has(Role.GROWTH) and (
+                left.has(Role.POSITIONS)
+                or unknown_operand(left) and not left.grids and self.sinks.rotation(node_key(node))):
             product = self.product(node, "/", left, left_node, right, right_node, frame)
             if product is not None:
                 return product
@@ -1478,6 +1492,8 @@ class Interpreter:
             recent = frozenset()  # a power is another quantity: a squared distance is no linear bias
         else:
             recent = self._trace(node, left, right) if isinstance(op, ast.Mult) else self._passed_on(left, right)
+            if isinstance(op, ast.Div):  # a quotient's sinks, for one over timescales the next round knows
+                recent = recent | {node_key(node)}
         if isinstance(op, (ast.Add, ast.Sub)) and not (left.is_number or right.is_number):
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         whole_extent = _whole_extent(op, left, right)
@@ -2056,7 +2072,8 @@ class Interpreter:
         elif name == "linspace":
             roles = frozenset({Role.POSITIONS})
         extra = dict(ndim=1, axis=-1, relative=False, thin=True, products=frozenset({grid_key(node)}),
-                     grids=frozenset({node_key(node)}), extent=_linspace_extent(args)) \
+                     grids=frozenset({node_key(node)}), extent=_linspace_extent(args),
+                     series=_linspace_series(args, kwargs)) \
             if name == "linspace" and not log_spaced else {}
         if dtype is not None:
             return self.cast(tensor(Prec.UNKNOWN, roles=roles, **extra), dtype, node, node, frame, record=False)
@@ -2538,6 +2555,15 @@ def _linspace_extent(args: List[Value]) -> Optional[int]:
     if len(bounds) < 2 or None in bounds:
         return None
     return int(max(abs(b) for b in bounds)) + 1
+
+
+def _linspace_series(args: List[Value], kwargs: Dict[str, Value]) -> Optional[series_ops.Series]:
+    """The values of ``linspace(a, b, n)`` with literal (or folded) bounds and count."""
+    given = list(args[:3]) + [kwargs[k] for k in ("start", "end", "steps")[len(args):] if k in kwargs]
+    numbers = [_const_number(v) for v in given]
+    if len(numbers) < 3 or None in numbers or not float(numbers[2]).is_integer():
+        return None
+    return series_ops.spaced(float(numbers[0]), float(numbers[1]), int(numbers[2]))
 
 
 def _remainder_extent(op: ast.operator, divisor: Value) -> Optional[int]:
@@ -3034,6 +3060,15 @@ def _count_extent(receiver: Value, args: List[Value], kwargs: Dict[str, Value]) 
     if dim is not None and -len(sides) <= dim < len(sides):
         return sides[dim] + 1
     return max(sides) + 1
+
+
+def _is_flag(default: Optional[ast.AST]) -> bool:
+    return isinstance(default, ast.Constant) and isinstance(default.value, bool)
+
+
+def _has_flag_parameter(spec: ast.arguments) -> bool:
+    """Whether a constructor has a parameter whose default is True or False."""
+    return any(_is_flag(d) for d in (*spec.defaults, *spec.kw_defaults))
 
 
 def _is_literal(node: Optional[ast.AST]) -> bool:

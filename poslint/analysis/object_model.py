@@ -509,22 +509,21 @@ class ModuleModel:
             return None
         demo = self._demo_nodes()
         calls = [c for c in index_module(self.tree).calls_by_name.get(cls.name, ()) if id(c) not in demo]
-        if not calls:
+        return _passed_by(init.node, calls)
+
+    def imported_instantiation_arguments(self, init: ast.AST, qual: str) -> Optional[Dict[str, List[Optional[ast.AST]]]]:
+        """As :meth:`instantiation_arguments`, for the class of another module named ``qual``
+        (``init`` its constructor) as this module instantiates it, empty where it never does; None
+        also where this module names the class otherwise (subclasses it, passes it on): those
+        instances are built elsewhere."""
+        demo = self._demo_nodes()
+        calls = [node for node in ast.walk(self.tree) if isinstance(node, ast.Call) and id(node) not in demo
+                 and self.names.qualname(node.func) == qual]
+        called = {id(call.func) for call in calls}
+        if any(isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load)
+               and id(node) not in called and self.names.qualname(node) == qual for node in ast.walk(self.tree)):
             return None
-        spec = init.node.args
-        params = [p.arg for p in (list(spec.posonlyargs) + list(spec.args))[1:] + list(spec.kwonlyargs)]
-        passed: Dict[str, List[Optional[ast.AST]]] = {name: [] for name in params}
-        for call in calls:
-            # ``**kw`` may pass any parameter the call does not name: those are unknown.
-            unpacked = any(k.arg is None for k in call.keywords)
-            named = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg is not None]) \
-                if unpacked else call
-            bound = bound_arguments(init.node, named)
-            if bound is None:
-                return None
-            for name in params:
-                passed[name].append(bound.get(name, UNPACKED_ARGUMENT if unpacked else None))
-        return passed
+        return _passed_by(init, calls) if calls else {}
 
     def _demo_nodes(self) -> Set[int]:
         """The ids of the nodes under the module's ``if __name__ == "__main__":`` blocks."""
@@ -609,6 +608,28 @@ def _is_main_guard(test: ast.AST) -> bool:
 
 # What an instantiation that unpacks ``**kwargs`` passes to a parameter it does not name: not a literal.
 UNPACKED_ARGUMENT = ast.Name(id="**kwargs", ctx=ast.Load())
+
+
+def _passed_by(init: ast.AST, calls: List[ast.Call]) -> Optional[Dict[str, List[Optional[ast.AST]]]]:
+    """For each parameter of the constructor ``init``, what each of ``calls`` passes (None where it
+    leaves the default, :data:`UNPACKED_ARGUMENT` where ``**kwargs`` may pass it); None when there
+    is no call, or one unpacks ``*args``."""
+    if not calls:
+        return None
+    spec = init.args
+    params = [p.arg for p in (list(spec.posonlyargs) + list(spec.args))[1:] + list(spec.kwonlyargs)]
+    passed: Dict[str, List[Optional[ast.AST]]] = {name: [] for name in params}
+    for call in calls:
+        # ``**kw`` may pass any parameter the call does not name: those are unknown.
+        unpacked = any(k.arg is None for k in call.keywords)
+        named = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg is not None]) \
+            if unpacked else call
+        bound = bound_arguments(init, named)
+        if bound is None:
+            return None
+        for name in params:
+            passed[name].append(bound.get(name, UNPACKED_ARGUMENT if unpacked else None))
+    return passed
 
 
 def bound_arguments(init: ast.AST, call: ast.Call, with_defaults: bool = False) -> Optional[Dict[str, ast.AST]]:

@@ -20,7 +20,7 @@ import ast
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Protocol, Set, Tuple
+from typing import Callable, Dict, List, Optional, Protocol, Set, Tuple
 
 from poslint.analysis.facts import ModuleFacts
 from poslint.analysis.interpreter import Interpreter
@@ -93,9 +93,12 @@ class Project:
     consulted: Set[str] = field(default_factory=set)
     _checked: Set[str] = field(default_factory=set)  # units found unchanged on disk for this host
     _trees: "OrderedDict[str, Tuple[str, ast.Module]]" = field(default_factory=OrderedDict)  # path -> (text, tree)
+    # (module, class) -> what other modules pass to its constructor, for the current host (its rounds)
+    _instantiations: Dict[Tuple[str, str], Optional[Dict[str, List[Optional[ast.AST]]]]] = field(default_factory=dict)
 
     def begin(self, module: Optional[str], interpreter: Interpreter) -> None:
         self.host_module, self.host, self.consulted, self._checked = module, interpreter, set(), set()
+        self._instantiations = {}
         kept = sum(len(unit.facts.text) for unit in self._units.values() if unit is not None)
         for module in [m for m, unit in self._units.items() if unit is not None]:  # oldest first
             if kept <= MAX_KEPT_SOURCE:
@@ -168,6 +171,31 @@ class Project:
                 return None
             phases |= found
         return phases
+
+    def instantiations_elsewhere(self, module: str, cls: str, init: ast.AST) -> Optional[Dict[str, List[Optional[ast.AST]]]]:
+        """What the other modules of the package pass to each parameter of the constructor
+        ``init`` of the host ``module``'s class ``cls`` (see ObjectModel.instantiation_arguments),
+        where every module that imports it only instantiates it; None when that is not known: none
+        does, one names it otherwise (a subclass, a value passed on), or over :data:`MAX_IMPORTERS`
+        modules import it."""
+        key = (module, cls)
+        if key not in self._instantiations:
+            self._instantiations[key] = self._instantiations_in_importers(module, cls, init)
+        return self._instantiations[key]
+
+    def _instantiations_in_importers(self, module: str, cls: str, init: ast.AST):
+        importers = self.source.importers(module, cls)
+        if not importers or len(importers) > MAX_IMPORTERS:
+            return None
+        passed: Dict[str, List[Optional[ast.AST]]] = {}
+        for importer in importers:
+            unit = self.unit(importer)
+            found = unit.interpreter.model.imported_instantiation_arguments(init, f"{module}.{cls}") if unit else None
+            if found is None:
+                return None
+            for name, nodes in found.items():
+                passed.setdefault(name, []).extend(nodes)
+        return passed or None
 
     def _load(self, module: str) -> Optional[Unit]:
         located = self.source.find(module)

@@ -64,6 +64,18 @@ def integers(start: int, end: int, step: int) -> Optional[Series]:
     return Series(values, values, values) if values else None
 
 
+def spaced(start: float, end: float, steps: int) -> Optional[Series]:
+    """``linspace(start, end, steps)``."""
+    if not isinstance(steps, int) or not 0 < steps <= MAX_LENGTH:
+        return None
+    if steps == 1:
+        values: Tuple[float, ...] = (float(start),)
+    else:
+        step = (end - start) / (steps - 1)
+        values = tuple(float(start + i * step) for i in range(steps))
+    return Series(values, values, values)
+
+
 def rounded(series: Optional[Series], prec: Prec, float16: bool = False) -> Optional[Series]:
     """``series`` as a step whose result has precision ``prec`` leaves it (in ``float16``, for an
     explicit cast to it)."""

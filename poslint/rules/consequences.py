@@ -67,7 +67,10 @@ def frequency_table(value, divisor: bool = False, default_dtype: bool = False) -
     their inverses for a ``divisor``; as computed with 16-bit activations or, with
     ``default_dtype``, under a bfloat16 default dtype; else None."""
     series = value.series
-    if series is None or not series.exact or any(v == 0 for v in series.exact):
+    # A zero in a product's factor is a channel that does not turn (linspace(0, t, n)); in a divisor,
+    # or in what construction computes (the exponent of exp(-c * arange)), no table.
+    if series is None or not series.exact or not any(series.exact) or \
+            ((divisor or default_dtype) and any(v == 0 for v in series.exact)):
         return None
     computed = tuple(abs(v) for v in (series.low_default if default_dtype else series.low))
     exact = tuple(1 / abs(v) if divisor else abs(v) for v in series.exact)
