@@ -233,8 +233,11 @@ def _signal_during_fix(signum: int, whole_group: bool):
     files rewritten after the signal."""
     _fixable_tree(400)
     names = sorted(str(p) for p in Path(".").glob("m*.py"))
+    # Signals at their defaults in the run, as in a terminal: a test runner started in the background
+    # by a non-interactive shell ignores SIGINT, and children inherit that.
     process = subprocess.Popen([sys.executable, "-m", "poslint", "--fix", "-j", "2", "--no-cache", "."],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     written = {n: os.stat(n).st_mtime_ns for n in names}
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
