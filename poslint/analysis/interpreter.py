@@ -1426,12 +1426,8 @@ class Interpreter:
             product = self.product(node, "*", left, left_node, right, right_node, frame)
             if product is not None:
                 return product
-        # A quantity over a growing factor (``t / 10000 ** (2 i / d)``): positions over timescales, when
-        # they are positions or the quotient reaches cos and sin (the positions an input, not a grid
-        # normalised by its own last entry, which is a ratio).
-        if isinstance(op, ast.Div) and right.has(Role.GROWTH) and not left.has(Role.GROWTH) and (
-                left.has(Role.POSITIONS)
-                or unknown_operand(left) and not left.grids and self.sinks.rotation(node_key(node))):
+        if isinstance(op, ast.Div) and right.has(Role.GROWTH) and left.has(Role.POSITIONS) \
+                and not left.has(Role.GROWTH):  # a quantity scaled by a growing factor, over one: a ratio
             product = self.product(node, "/", left, left_node, right, right_node, frame)
             if product is not None:
                 return product
@@ -1492,8 +1488,6 @@ class Interpreter:
             recent = frozenset()  # a power is another quantity: a squared distance is no linear bias
         else:
             recent = self._trace(node, left, right) if isinstance(op, ast.Mult) else self._passed_on(left, right)
-            if isinstance(op, ast.Div):  # a quotient's sinks, for one over timescales the next round knows
-                recent = recent | {node_key(node)}
         if isinstance(op, (ast.Add, ast.Sub)) and not (left.is_number or right.is_number):
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         whole_extent = _whole_extent(op, left, right)
