@@ -517,11 +517,11 @@ class ModuleModel:
         also where this module names the class otherwise (subclasses it, passes it on): those
         instances are built elsewhere."""
         demo = self._demo_nodes()
-        calls = [node for node in ast.walk(self.tree) if isinstance(node, ast.Call) and id(node) not in demo
-                 and self.names.qualname(node.func) == qual]
-        called = {id(call.func) for call in calls}
-        if any(isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load)
-               and id(node) not in called and self.names.qualname(node) == qual for node in ast.walk(self.tree)):
+        named = {id(node) for node in ast.walk(self.tree) if isinstance(node, (ast.Name, ast.Attribute))
+                 and isinstance(node.ctx, ast.Load) and self.names.qualname(node) == qual}
+        calls = [node for node in ast.walk(self.tree) if isinstance(node, ast.Call) and id(node.func) in named
+                 and id(node) not in demo]
+        if len(calls) < len(named):  # named otherwise too (or only in a demo)
             return None
         return _passed_by(init, calls) if calls else {}
 

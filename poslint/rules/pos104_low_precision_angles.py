@@ -138,7 +138,7 @@ def rope(x, inv_freq):
             elif value.has(Role.ANGLES) and value.products & rotary:
                 consequence = rounded_angles(facts, value)
                 if consequence is not None:
-                        yield Finding(store.node, f"angles kept in {store.storage} '{store.attr}'; model.to("
+                    yield Finding(store.node, f"angles kept in {store.storage} '{store.attr}'; model.to("
                                               f"torch.bfloat16) rounds them, and {consequence}",
                                   float32_copy_fix(facts, store.attr, store.cls, value.is_complex))
 
