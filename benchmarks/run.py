@@ -29,7 +29,8 @@ For each it prints the median wall time, the CPU time (user + system, the tool's
 together), the peak memory of its largest process and of all its processes together, and the
 ratio to ruff's wall time. It also reports how many files the prefilter's raw test and code test
 each dismiss and what they, the syntax check of the dismissed files (POS001) and ``ast.parse`` of
-the rest cost; checks that the findings are identical with and without the speed-ups (the
+the rest cost, with one ``ast.walk`` of those trees: together, the floor that no analysis in Python
+on ``ast`` goes below, and its ratio to ruff at perfect scaling over the cores; checks that the findings are identical with and without the speed-ups (the
 prefilter, the pool and the cache) unless ``--skip-reference`` is given; and, unless
 ``--skip-profile``, prints where a ``-j 1`` cold run spends its time (cProfile, by function and
 by package). ``--scaling`` adds runs over a quarter, half and all of the corpus and over
@@ -248,14 +249,20 @@ def prefilter_counts(files: Sequence[Path]) -> dict:
         if not passed and text is not None:
             syntax_ok(text, str(path))
     syntax_cpu = time.process_time() - start
-    start = time.process_time()
+    parse_cpu = walk_cpu = 0.0
     for text, passed in zip(texts, analysed):
         if passed and text is not None:
+            start = time.process_time()
             try:
-                ast.parse(text)
+                tree = ast.parse(text)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None
+            middle = time.process_time()
+            # The least any analysis does: visit each node once, in Python.
+            for _ in ast.walk(tree) if tree is not None else ():
                 pass
-    parse_cpu = time.process_time() - start
+            parse_cpu += middle - start
+            walk_cpu += time.process_time() - middle
     return {"files": len(files), "raw_dismissed": raw.count(False), "analysed": sum(analysed),
             "skipped": len(files) - sum(analysed),
             "analysed_bytes": sum(len(d) for d, a in zip(datas, analysed) if a),
@@ -263,7 +270,7 @@ def prefilter_counts(files: Sequence[Path]) -> dict:
             "raw_unsound": sum(1 for r, c in zip(raw, code) if c and not r),
             "raw_cpu": raw_cpu, "decode_cpu": decode_cpu, "code_cpu_after_raw": code_cpu_passed,
             "code_cpu_alone": code_cpu_passed + code_cpu_dismissed, "syntax_check_cpu": syntax_cpu,
-            "parse_cpu": parse_cpu}
+            "parse_cpu": parse_cpu, "walk_cpu": walk_cpu}
 
 
 # poslint's own command line with the prefilter off, in one process and without a cache: the
@@ -427,7 +434,8 @@ def _run_all(args, source: Path, work: Path, jobs: int, cores: int) -> int:
           f"{counts['raw_dismissed']} of them by the raw test; CPU: raw test {counts['raw_cpu']:.2f} s, "
           f"decoding {counts['decode_cpu']:.2f} s, code test after it {counts['code_cpu_after_raw']:.2f} s "
           f"(alone, on every file: {counts['code_cpu_alone']:.2f} s), POS001 syntax check of the skipped "
-          f"{counts['syntax_check_cpu']:.2f} s, ast.parse of the analysed {counts['parse_cpu']:.2f} s", flush=True)
+          f"{counts['syntax_check_cpu']:.2f} s, ast.parse of the analysed {counts['parse_cpu']:.2f} s, one ast.walk "
+          f"of their trees {counts['walk_cpu']:.2f} s", flush=True)
 
     posl = poslint_command()
     ruff = tool("ruff")
@@ -535,6 +543,13 @@ def report(results: dict) -> None:
     scaling = results["scaling"]
     print("scaling (cold wall time by -j): " + ", ".join(
         f"-j {n}: {wall:.2f} s ({scaling[1] / wall:.2f}x)" for n, wall in scaling.items()))
+    counts = results["prefilter"]
+    floor = sum(counts[k] for k in ("raw_cpu", "decode_cpu", "code_cpu_after_raw", "syntax_check_cpu", "parse_cpu",
+                                    "walk_cpu"))
+    cores = results["machine"]["cpus"]
+    print(f"floor (reading and prefiltering every file, POS001 on the skipped, ast.parse and one ast.walk of the "
+          f"analysed, no analysis): {floor:.2f} s of CPU, {floor / cores:.2f} s on {cores} cores at perfect scaling"
+          + (f", {floor / cores / base:.2f}x ruff" if base else ""))
     print(f"findings: {results['findings']}; identical: {results['identical']}; "
           f"raw test dismissed a file the code test passes: {results['prefilter']['raw_unsound']}")
     profile = results.get("profile")

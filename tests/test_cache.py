@@ -203,3 +203,31 @@ def test_a_copied_file_is_a_hit(project):
     result = run("src")
     assert findings(result) == findings(run("--no-cache", "src"))
     assert len(json.loads(_the_cache_file(project).read_text())["entries"]) == len(data["entries"])
+
+
+def test_an_imported_file_outside_the_run_is_hashed_once_not_in_every_warm_run(tmp_path, monkeypatch):
+    # Linting one file of a package (pre-commit) makes the package's other modules dependencies
+    # that no run lints: their digests are remembered by stat like the linted files'.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("POSLINT_CACHE_DIR", raising=False)
+    shutil.copytree(ROOT / "tests" / "fixtures" / "projects" / "split_rotary", tmp_path, dirs_exist_ok=True)
+    rotary = tmp_path / "splitrot" / "layers" / "rotary.py"
+    old = 1_600_000_000
+    for path in tmp_path.rglob("*.py"):
+        os.utime(path, (old, old))  # not racy: a stat recorded now is trusted
+    hashed = []
+    real = cache_module.current_digest
+    monkeypatch.setattr(cache_module, "current_digest", lambda path: hashed.append(path) or real(path))
+    target = os.path.join("splitrot", "model.py")
+    first = findings(run(target))
+    assert [f[2] for f in first] == ["POS101"]
+    hashed.clear()
+    assert findings(run(target)) == first
+    assert str(rotary.resolve()) in hashed  # the first warm run reads it
+    hashed.clear()
+    assert findings(run(target)) == first
+    assert not hashed  # the next ones trust its stat
+    text = rotary.read_text()
+    rotary.write_text(text.replace("freqs = positions[..., None] *",
+                                   "freqs = torch.arange(positions.shape[0], dtype=torch.float32)[..., None] *"))
+    assert findings(run(target)) == []  # a changed stat is read again

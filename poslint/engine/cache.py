@@ -265,9 +265,13 @@ class Cache:
         if not isinstance(recorded, dict):
             return False
         for path, known in recorded.items():
-            current = self.known_digest(path, file_stat(path))
+            stat = file_stat(path)
+            current = self.known_digest(path, stat)
             if current is None:
                 current = current_digest(path)
+                if current is not None and stat is not None:
+                    # An imported file outside the run is read once, not once per importer and run.
+                    self.remember_stat(path, stat, current)
             if current != known:
                 return False
         return True
