@@ -65,6 +65,14 @@ EXPECTED = {
         ("flagpkg/rotary.py", 40, "POS106", "upcast at use"),
         # Rotary, built there with the default flag only, is silent: its legacy branch never runs.
     ],
+    "required_flags": [
+        # Every instantiation in the package's models passes causal=True: both of KeyBiases'
+        # tables run from the last key, one flipped to absolute positions. PairBiases is built
+        # non-causal and unflipped (query-relative, silent); the tests build every configuration,
+        # on three keys, and neither settle the flags nor run under a 16-bit default dtype.
+        ("reqpkg/biases.py", 27, "POS201", "buffer 'slopes' and multiply absolute positions"),
+        ("reqpkg/biases.py", 30, "POS201", "cast to the activation dtype (scores.dtype)"),
+    ],
     "cycle": [
         ("cyc/freqs.py", 11, "POS101", "(cyc/positions.py:7)"),
         ("cyc/positions.py", 11, "POS101", "explicit torch.float16"),
@@ -348,3 +356,19 @@ def test_the_callers_found_in_other_modules_are_dependencies_of_the_cached_resul
     after = _findings(project, ".")
     assert [(p, line) for p, line, _, _ in after][:2] == [("phasepkg/tables.py", 11), ("phasepkg/tables.py", 12)]
     assert len(after) == len(before) + 2
+
+
+def test_test_modules_run_with_the_float32_default(tmp_path):
+    """pytest runs a test module with the float32 default: the same free function that is
+    reported in a model module (phase unknown: a loader may build it) is silent in a test file."""
+    code = ("import torch\n\n\ndef frequencies(dim, base=10000.0):\n"
+            "    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2) / dim))\n"
+            "    return torch.outer(torch.arange(4096).float(), inv_freq).cos()\n")
+    for name in ("rope.py", "test_rope.py", "rope_test.py", "conftest.py", os.path.join("tests", "rope_cases.py")):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(code)
+    assert [(p, code) for p, _, code, _ in _findings(tmp_path, "--no-cache", ".")] == [("rope.py", "POS105")]
+    # A test module that sets a 16-bit default itself keeps the finding.
+    (tmp_path / "test_rope.py").write_text(code.replace("def frequencies", "torch.set_default_dtype(torch.bfloat16)\n\n\n"
+                                                        "def frequencies"))
+    assert "test_rope.py" in {p for p, _, _, _ in _findings(tmp_path, "--no-cache", ".")}

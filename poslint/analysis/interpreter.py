@@ -22,6 +22,7 @@ import re
 import sys
 import weakref
 from dataclasses import dataclass, field, replace
+from pathlib import PurePath
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.facts import (WILDCARD, AttrRead, Borrowed, Cast, Creation, Handoff, ModuleFacts, Product, Site,
@@ -41,7 +42,7 @@ from poslint.analysis.lattice import (
     merge,
     tensor,
 )
-from poslint.analysis.names import NOT_FIRST_PARTY
+from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, bound_arguments, is_autocast_off_call,
                                            is_self_attr, is_static, literal_defaults, lookup_instance,
                                            parameter_attrs, parameter_kinds, tail_name)
@@ -216,6 +217,9 @@ class Interpreter:
         for cls in self.classes.values():
             cls.home_ref = weakref.ref(self)
         self.sets_default_dtype = "set_default_" in self.facts.text
+        # pytest runs a test module's code with the float32 default: no loader builds its models.
+        where = PurePath(self.path)
+        self.is_test = is_test_module(self.module_name or (".".join(where.with_suffix("").parts) if where.name else ""))
         # Factories given no device make CPU tensors, unless the module moves the default device.
         self.factories_on_cpu = "set_default_device" not in self.facts.text and \
             _DEVICE_CONTEXT.search(self.facts.text) is None
@@ -417,7 +421,7 @@ class Interpreter:
         construction code and in code of unknown phase (a free function nothing here calls).
         Imports and the forward path run with float32, unless this file sets a default itself.
         """
-        known_after_construction = fn is None or (fn.runtime and (fn.cls is not None or fn.callers))
+        known_after_construction = fn is None or self.is_test or (fn.runtime and (fn.cls is not None or fn.callers))
         if known_after_construction and not self.sets_default_dtype:
             return FLOAT32_DEFAULT
         return dtype_value(Prec.DEFAULT, None)
@@ -510,10 +514,12 @@ class Interpreter:
             instantiated = self.project.instantiations_elsewhere(self.module_name, fn.cls.name, fn.node)
 
         def unpassed(param: ast.arg, default: Optional[ast.AST]) -> Value:
-            if instantiated is not None and (not elsewhere or _is_flag(default)):
+            if instantiated is not None and (not elsewhere or default is None or _is_flag(default)):
                 literal = self._literal_arguments(instantiated.get(param.arg, ()), default, default_frame,
                                                   foreign=elsewhere)
-                if literal is not None:
+                # Of another module's, a required parameter is settled only as a flag (``is_causal=True``).
+                if literal is not None and (not elsewhere or default is not None or
+                                            isinstance(literal.payload_key, bool)):
                     return literal
             if default is None:
                 return self._unbound_param(fn, param)
@@ -1484,6 +1490,11 @@ class Interpreter:
         elif left.has(Role.POSITIONS) or right.has(Role.POSITIONS) or Role.BIAS in roles:
             pos = left if (left.has(Role.POSITIONS) or left.has(Role.BIAS)) else right
             relative = pos.relative
+            offset = right if pos is left else left
+            if relative and isinstance(op, (ast.Add, ast.Sub)) and offset.is_number:
+                # key - query + (S - 1): the diagonal moves to an offset that bfloat16 may not hold.
+                shift = _const_number(offset)
+                relative = shift is not None and abs(shift) <= BF16_EXACT_UP_TO
         if isinstance(op, ast.Pow):
             recent = frozenset()  # a power is another quantity: a squared distance is no linear bias
         else:
@@ -3061,8 +3072,11 @@ def _is_flag(default: Optional[ast.AST]) -> bool:
 
 
 def _has_flag_parameter(spec: ast.arguments) -> bool:
-    """Whether a constructor has a parameter whose default is True or False."""
-    return any(_is_flag(d) for d in (*spec.defaults, *spec.kw_defaults))
+    """Whether a constructor has a parameter whose default is True or False, or one that every
+    call must pass (which may be a flag)."""
+    required = len(spec.posonlyargs) + len(spec.args) - len(spec.defaults) > 1  # more than ``self``
+    return required or any(d is None or _is_flag(d) for d in spec.kw_defaults) or \
+        any(_is_flag(d) for d in spec.defaults)
 
 
 def _is_literal(node: Optional[ast.AST]) -> bool:

@@ -91,3 +91,11 @@ def canonical(name: str) -> str:
         if prefix in CANONICAL:
             return CANONICAL[prefix] + name[len(prefix):]
     return name
+
+
+def is_test_module(name: str) -> bool:
+    """Whether the dotted module ``name`` is a test by pytest's conventions: in a ``tests`` or
+    ``test`` package, or a ``test_*.py``, ``*_test.py`` or ``conftest.py`` file."""
+    *packages, last = name.split(".")
+    return any(part in ("test", "tests") for part in packages) or last in ("test", "tests", "conftest") or \
+        last.startswith("test_") or last.endswith("_test")

@@ -25,7 +25,7 @@ from typing import Callable, Dict, List, Optional, Protocol, Set, Tuple
 from poslint.analysis.facts import ModuleFacts
 from poslint.analysis.interpreter import Interpreter
 from poslint.analysis.lattice import Value
-from poslint.analysis.names import NOT_FIRST_PARTY, ImportResolver
+from poslint.analysis.names import NOT_FIRST_PARTY, ImportResolver, is_test_module
 from poslint.analysis.object_model import ClassInfo
 from poslint.analysis.subtrees import index_module
 from poslint.core.source import LineIndex
@@ -184,7 +184,8 @@ class Project:
         return self._instantiations[key]
 
     def _instantiations_in_importers(self, module: str, cls: str, init: ast.AST):
-        importers = self.source.importers(module, cls)
+        # A package's tests build every configuration on purpose; its models build the ones it runs.
+        importers = [name for name in self.source.importers(module, cls) if not is_test_module(name)]
         if not importers or len(importers) > MAX_IMPORTERS:
             return None
         passed: Dict[str, List[Optional[ast.AST]]] = {}
@@ -208,7 +209,7 @@ class Project:
             return None
         index = index_module(tree)
         facts = ModuleFacts(tree=tree, text=text, index=LineIndex(text),
-                            names=ImportResolver(tree, index.imports, package_of(module, is_package)))
+                            names=ImportResolver(tree, index.imports, package_of(module, is_package)), module=module)
         interpreter = Interpreter(facts, index.class_names, project=self, path=self.source.display(path))
         interpreter.ran = not self.may_matter(text)
         try:
@@ -262,3 +263,4 @@ class Project:
 
 
 __all__ = ["ModuleSource", "Project", "Unit", "package_of", "parse_module"]
+
