@@ -261,6 +261,11 @@ def merge(a: Value, b: Value) -> Value:
                 return seq  # a list grown on one path only: the empty list on the other adds no element
         if a.sort is Sort.OTHER or b.sort is Sort.OTHER:
             known, other = (b, a) if a.sort is Sort.OTHER else (a, b)
+            if known.is_number and isinstance(known.payload_key, tuple) and known.payload_key[:1] == ("const",) \
+                    and isinstance(known.payload_key[1], (int, float)) and known.payload_key[1] <= 0:
+                # ``dim if dim > 0 else channels`` with ``dim=-1``: a sentinel on one path is not the
+                # size, nor its sign (a positive literal stays the estimate: a count's default).
+                return known.with_(roles=(known.roles | other.roles) - {Role.NEGATIVE}, payload_key=None)
             return known.with_(roles=known.roles | other.roles)
         if Sort.TENSOR in (a.sort, b.sort):
             a, b = (a, b) if a.sort is Sort.TENSOR else (b, a)
