@@ -228,6 +228,20 @@ def lookup_instance(cls: ClassInfo, attr: str, classes: Dict[str, ClassInfo]) ->
     return None
 
 
+def _annotated_name(annotation: Optional[ast.AST]) -> Optional[str]:
+    """The class an annotation names: ``Impl``, ``"Impl"``, ``Optional[Impl]``, ``Impl | None``."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:  # a forward reference
+            annotation = ast.parse(annotation.value.strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _annotated_name(annotation.left) or _annotated_name(annotation.right)
+    if isinstance(annotation, ast.Subscript) and tail_name(annotation.value) == "Optional":
+        return _annotated_name(annotation.slice)
+    return annotation.id if isinstance(annotation, ast.Name) else None
+
+
 def _annotation_kind(annotation: ast.AST) -> Optional[str]:
     """What ``torch.device``, ``torch.dtype``, ``torch.Tensor``, ``Optional[...]`` or ``X | None`` says."""
     if isinstance(annotation, ast.BinOp):
@@ -358,10 +372,29 @@ class ModuleModel:
                     for target in (item.targets if isinstance(item, ast.Assign) else [item.target]):
                         if is_self_attr(target):
                             cls.instance_attrs[target.attr] = held
+            for fn in cls.methods.values():
+                self._hold_annotated_parameters(fn.node, cls)
         else:
             for block in nested_blocks(stmt):
                 for child in block:
                     self.collect_stmt(child)
+
+    def _hold_annotated_parameters(self, function: ast.AST, cls: ClassInfo) -> None:
+        """``self.biases = biases`` with ``biases: Optional[Biases]`` a parameter: the instance held
+        is of that class of this file (one a caller builds and hands in)."""
+        if isinstance(function, ast.Lambda):
+            return
+        spec = function.args
+        annotated = {arg.arg: _annotated_name(arg.annotation) for arg in (*spec.posonlyargs, *spec.args,
+                                                                          *spec.kwonlyargs)}
+        annotated = {name: held for name, held in annotated.items() if held in self.class_names}
+        if not annotated:
+            return
+        for item in walk(function):
+            if isinstance(item, ast.Assign) and isinstance(item.value, ast.Name) and item.value.id in annotated:
+                for target in item.targets:
+                    if is_self_attr(target):
+                        cls.instance_attrs.setdefault(target.attr, annotated[item.value.id])
 
     def _held_class(self, stmt: ast.AST) -> Optional[str]:
         """The class of this file whose instance ``self.x = ...`` keeps: the class called
