@@ -1219,7 +1219,7 @@ class Interpreter:
             if inst is not None:
                 return Value(sort=Sort.INSTANCE, payload=inst, payload_key=inst.name)
             return UNKNOWN
-        if found[1].sort is Sort.OTHER and not found[1].roles:
+        if found[1].sort is Sort.OTHER and not found[1].roles and found[1].payload is None:
             # ``self.impl: Impl = table[kind](...)``: what evaluation could not tell, the class can.
             inst = lookup_instance(cls, name, self.classes)
             if inst is not None:

@@ -36,9 +36,10 @@ class AutocastAngleProduct(Rule):
     10000).
 
     ## Why is this bad?
-    Autocast runs these ops in bfloat16 even when both inputs are float32. The product of
-    positions and frequencies then keeps only 897 distinct positions of 8192, exactly as if the
-    positions had been bfloat16. CPU autocast lowers `matmul` but not `einsum`, so a CPU test
+    Autocast runs these ops in 16 bits even when both inputs are float32: in float16 by default on
+    CUDA, in bfloat16 on the CPU or where the autocast asks for it (the message counts
+    bfloat16). The product of positions and frequencies then keeps only 897 distinct positions of
+    8192 in bfloat16 (4,097 in float16), exactly as if the positions had been 16-bit. CPU autocast lowers `matmul` but not `einsum`, so a CPU test
     can pass while CUDA training collides.
 
     ## Example
@@ -150,12 +151,14 @@ def rope(x, inv_freq):
             else:
                 consequence = distinct_positions(extent).replace(" in bfloat16", "")
             where = "CPU" if on_cpu else "CUDA and CPU" if product.op in LOWERED_ON_CPU_TOO else "CUDA"
+            # CPU autocast's default is bfloat16, CUDA's float16; bfloat16 is counted, the worse.
+            lowered = "bfloat16" if on_cpu else "16 bits (float16 by default on CUDA, or bfloat16; counted in bfloat16)"
             if Prec.F64 in operands:  # the fix's float32 operands would round the float64 one: none offered
                 yield Finding(product.node, f"angle product uses {product.op}, whose float32 operand {where} "
-                                            f"autocast rounds to bfloat16 (the float64 one stays); {consequence}")
+                                            f"autocast rounds to {lowered} (the float64 one stays); {consequence}")
                 continue
             yield Finding(product.node,
-                          f"angle product uses {product.op}, which {where} autocast runs in bfloat16 even for "
+                          f"angle product uses {product.op}, which {where} autocast runs in {lowered} even for "
                           f"float32 inputs; {consequence}", autocast_fix(facts, product))
 
 
