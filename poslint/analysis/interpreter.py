@@ -509,7 +509,7 @@ class Interpreter:
         # flags (``Rotary(dim)`` in attention.py leaves ``pos_idx_in_fp32=True``): the same
         # settling wherever the class is instantiated.
         elsewhere = own_run and instantiated is None and fn.cls is not None and self.project is not None \
-            and bool(self.module_name) and _has_flag_parameter(fn.node.args)
+            and bool(self.module_name) and _may_take_flags(fn.node, fn.cls.node)
         if elsewhere:
             instantiated = self.project.instantiations_elsewhere(self.module_name, fn.cls.name, fn.node)
 
@@ -3071,12 +3071,29 @@ def _is_flag(default: Optional[ast.AST]) -> bool:
     return isinstance(default, ast.Constant) and isinstance(default.value, bool)
 
 
-def _has_flag_parameter(spec: ast.arguments) -> bool:
-    """Whether a constructor has a parameter whose default is True or False, or one that every
-    call must pass (which may be a flag)."""
-    required = len(spec.posonlyargs) + len(spec.args) - len(spec.defaults) > 1  # more than ``self``
-    return required or any(d is None or _is_flag(d) for d in spec.kw_defaults) or \
-        any(_is_flag(d) for d in spec.defaults)
+def _may_take_flags(init: ast.AST, cls: ast.ClassDef) -> bool:
+    """Whether a constructor has a parameter whose default is True or False, or a required one
+    that the class branches on (``if causal:``, or ``if self.causal:`` where ``self.causal =
+    causal``): what the package's instantiations pass may settle it."""
+    spec = init.args
+    if any(_is_flag(d) for d in (*spec.defaults, *spec.kw_defaults)):
+        return True
+    positional = [*spec.posonlyargs, *spec.args][1:]
+    required = {a.arg for a in positional[:len(positional) - len(spec.defaults)]}
+    required |= {a.arg for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is None}
+    if not required:
+        return False
+    held = {target.attr for stmt in walk(init) if isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, ast.Name) and stmt.value.id in required
+            for target in stmt.targets if is_self_attr(target)}
+    def flags_in(test: ast.AST) -> bool:  # the test is the flag itself: ``x``, ``not x``, ``x and y``
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return flags_in(test.operand)
+        if isinstance(test, ast.BoolOp):
+            return any(flags_in(value) for value in test.values)
+        return isinstance(test, ast.Name) and test.id in required or is_self_attr(test) and test.attr in held
+
+    return any(flags_in(node.test) for node in walk(cls) if isinstance(node, (ast.If, ast.IfExp, ast.While)))
 
 
 def _is_literal(node: Optional[ast.AST]) -> bool:

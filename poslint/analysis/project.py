@@ -263,4 +263,3 @@ class Project:
 
 
 __all__ = ["ModuleSource", "Project", "Unit", "package_of", "parse_module"]
-

@@ -39,8 +39,9 @@ class AutocastAngleProduct(Rule):
     Autocast runs these ops in 16 bits even when both inputs are float32: in float16 by default on
     CUDA, in bfloat16 on the CPU or where the autocast asks for it (the message counts
     bfloat16). The product of positions and frequencies then keeps only 897 distinct positions of
-    8192 in bfloat16 (4,097 in float16), exactly as if the positions had been 16-bit. CPU autocast lowers `matmul` but not `einsum`, so a CPU test
-    can pass while CUDA training collides.
+    8192 in bfloat16 (4,097 in float16), exactly as if the positions had been 16-bit. CPU
+    autocast lowers `matmul` but not `einsum`, so a CPU test can pass while CUDA training
+    collides.
 
     ## Example
     ```python
