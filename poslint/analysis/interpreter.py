@@ -43,9 +43,9 @@ from poslint.analysis.lattice import (
     tensor,
 )
 from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
-from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, bound_arguments, is_autocast_off_call,
-                                           is_self_attr, is_static, literal_defaults, lookup_instance,
-                                           parameter_attrs, parameter_kinds, tail_name)
+from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, annotation_parts, bound_arguments,
+                                           is_autocast_off_call, is_self_attr, is_static, literal_defaults,
+                                           lookup_instance, parameter_attrs, parameter_kinds, tail_name)
 from poslint.analysis import series as series_ops
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
@@ -641,18 +641,13 @@ class Interpreter:
         return value.with_(payload=ConfigDefaults(defaults), payload_key=value.payload_key + (cls.name,))
 
     def _annotated_class(self, annotation: Optional[ast.AST]) -> Optional[ClassInfo]:
-        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-            try:  # a forward reference: ``config: "LlamaConfig"``
-                annotation = ast.parse(annotation.value, mode="eval").body
-            except (SyntaxError, ValueError, RecursionError):
-                return None
-        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):  # X | None
-            return self._annotated_class(annotation.left) or self._annotated_class(annotation.right)
-        if isinstance(annotation, ast.Subscript) and tail_name(annotation.value) == "Optional":
-            return self._annotated_class(annotation.slice)
-        if isinstance(annotation, ast.Name) and annotation.id in self.classes:
-            return self.classes[annotation.id]
-        return self._imported_class(annotation) if isinstance(annotation, (ast.Name, ast.Attribute)) else None
+        for part in annotation_parts(annotation):
+            if isinstance(part, ast.Name) and part.id in self.classes:
+                return self.classes[part.id]
+            found = self._imported_class(part) if isinstance(part, (ast.Name, ast.Attribute)) else None
+            if found is not None:
+                return found
+        return None
 
     # ---- statements --------------------------------------------------------------------
 
@@ -3086,6 +3081,7 @@ def _may_take_flags(init: ast.AST, cls: ast.ClassDef) -> bool:
     held = {target.attr for stmt in walk(init) if isinstance(stmt, ast.Assign)
             and isinstance(stmt.value, ast.Name) and stmt.value.id in required
             for target in stmt.targets if is_self_attr(target)}
+
     def flags_in(test: ast.AST) -> bool:  # the test is the flag itself: ``x``, ``not x``, ``x and y``
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return flags_in(test.operand)

@@ -228,18 +228,19 @@ def lookup_instance(cls: ClassInfo, attr: str, classes: Dict[str, ClassInfo]) ->
     return None
 
 
-def _annotated_name(annotation: Optional[ast.AST]) -> Optional[str]:
-    """The class an annotation names: ``Impl``, ``"Impl"``, ``Optional[Impl]``, ``Impl | None``."""
+def annotation_parts(annotation: Optional[ast.AST]) -> List[ast.AST]:
+    """What an annotation names, in order: ``Impl``, ``"Impl"`` (a forward reference),
+    ``Optional[Impl]`` and ``Impl | None`` each give ``Impl`` (and ``None``)."""
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        try:  # a forward reference
+        try:
             annotation = ast.parse(annotation.value.strip(), mode="eval").body
         except (SyntaxError, ValueError, RecursionError):
-            return None
+            return []
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        return _annotated_name(annotation.left) or _annotated_name(annotation.right)
+        return annotation_parts(annotation.left) + annotation_parts(annotation.right)
     if isinstance(annotation, ast.Subscript) and tail_name(annotation.value) == "Optional":
-        return _annotated_name(annotation.slice)
-    return annotation.id if isinstance(annotation, ast.Name) else None
+        return annotation_parts(annotation.slice)
+    return [annotation] if annotation is not None else []
 
 
 def _annotation_kind(annotation: ast.AST) -> Optional[str]:
@@ -385,9 +386,9 @@ class ModuleModel:
         if isinstance(function, ast.Lambda):
             return
         spec = function.args
-        annotated = {arg.arg: _annotated_name(arg.annotation) for arg in (*spec.posonlyargs, *spec.args,
-                                                                          *spec.kwonlyargs)}
-        annotated = {name: held for name, held in annotated.items() if held in self.class_names}
+        names = {arg.arg: next((p.id for p in annotation_parts(arg.annotation) if isinstance(p, ast.Name)), None)
+                 for arg in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)}
+        annotated = {name: held for name, held in names.items() if held in self.class_names}
         if not annotated:
             return
         for item in walk(function):
