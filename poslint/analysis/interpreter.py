@@ -31,6 +31,8 @@ from poslint.analysis.library_summaries import LIBRARY
 from poslint.analysis.lattice import (
     BF16_EXACT_UP_TO,
     FP16_EXACT_UP_TO,
+    PHASE,
+    RANDOM_DRAW,
     UNKNOWN,
     UNKNOWN_TENSOR,
     Origin,
@@ -53,16 +55,12 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     unknown_operand)
 from poslint.analysis.torch_api import (BOUND_BREAKING, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
-                                        MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING,
+                                        MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
                                         INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
                                         COMPLEX_INPUT_CALLS, SAME_DTYPE_PRODUCTS, SIZE_ARGUMENTS,
-                                        TENSOR_TYPES, TRANSFORMING, TRIG, VALUE_KEEPING)
+                                        TENSOR_TYPES, TOTALS, TRANSFORMING, TRIG, VALUE_KEEPING)
 
-# In ``products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
-RANDOM_DRAW = (-1, -1, -1, -1)
-# In ``products``: the value is a phase (``atan2``, ``angle()``, torch's or numpy's), within [-pi, pi].
-PHASE = (-2, -2, -2, -2)
 # Values that carry one of these hold no positions, whatever they are multiplied by later.
 NOT_POSITIONAL = frozenset({RANDOM_DRAW, PHASE})
 # In the call memo, next to a call's result: what it stored on ``self``, under (STORES_ON_SELF, key).
@@ -143,6 +141,13 @@ class _MethodOf:
 
     owner: Value
     name: str
+
+
+@dataclass(frozen=True, eq=False)
+class _Chain:
+    """``nn.Sequential(a, b, ...)``: called, each module takes what the one before it returned."""
+
+    modules: Tuple[Value, ...]
 
 
 class Interpreter:
@@ -1099,7 +1104,8 @@ class Interpreter:
         if qual is None:
             return UNKNOWN
         if qual in PYTHON_FLOATS:
-            return Value(sort=Sort.PYFLOAT)
+            number = PYTHON_FLOATS[qual]
+            return Value(sort=Sort.PYFLOAT, payload_key=None if number is None else ("const", number))
         if qual in DTYPES:
             return dtype_value(DTYPES[qual], Origin.at(node, f"explicit {qual}", float16=_float16(qual)))
         if qual in COMPLEX_DTYPES:
@@ -1337,7 +1343,9 @@ class Interpreter:
                 return value
             return UNKNOWN
         ndim, axis = _index_axes(value, node.slice)
-        return value.with_(ndim=ndim, axis=axis)
+        # A grid's or running count's last entry (``counts[:, -1:]``) is its largest: a total.
+        total = value.has(Role.POSITIONS) and _takes_last(node.slice)
+        return value.with_(ndim=ndim, axis=axis, total=total)
 
     def _eval_Tuple(self, node, frame: Frame) -> Value:
         elements = tuple(self.eval(e, frame) for e in node.elts)
@@ -1497,9 +1505,15 @@ class Interpreter:
         if isinstance(op, (ast.Add, ast.Sub)) and not (left.is_number or right.is_number):
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         whole_extent = _whole_extent(op, left, right)
+        magnitude = _magnitude(op, left, right)
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
-                             extent=_remainder_extent(op, right) or _shifted_extent(op, left, right) or whole_extent,
+                             extent=_remainder_extent(op, right) or _shifted_extent(op, left, right) or whole_extent
+                             or (None if magnitude is None else math.ceil(magnitude) + 1),
                              whole=whole_extent is not None,
+                             magnitude=magnitude,
+                             # a total plus a small number (``counts[:, -1:] + eps``) still bounds what it totals
+                             total=isinstance(op, (ast.Add, ast.Sub)) and (left.total and right.is_number or
+                                                                          right.total and left.is_number),
                              series=series_ops.binary(op, left, right, result.prec),
                              products=left.products | right.products, recent=recent,
                              is_complex=left.is_complex or right.is_complex or
@@ -1748,6 +1762,15 @@ class Interpreter:
             if isinstance(func.value, ast.Name) and func.value.id in frame.env:
                 self.write_into_local(frame, func.value, args[-1], node, node.args[-1])
                 return frame.env[func.value.id]
+        if isinstance(func, ast.Attribute) and func.attr in ("sin_", "cos_"):
+            # ``table[:, 0::2].sin_()``: the table now holds cos/sin values where it held angles (the
+            # interleaved sinusoid table fills both halves so), not angles to keep.
+            view = func.value.value if isinstance(func.value, ast.Subscript) else func.value
+            result = self.trig(node, self.eval(func.value, frame), frame, func.attr[:-1])
+            if isinstance(view, ast.Name) and view.id in frame.env:
+                table = frame.env[view.id]
+                frame.env[view.id] = result.with_(ndim=table.ndim, axis=table.axis)
+            return result
         if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and \
                 isinstance(func.value, ast.Name) and func.value.id in frame.env and args:
             container = frame.env[func.value.id]
@@ -1820,6 +1843,11 @@ class Interpreter:
             forward = payload.lookup_method("forward")
             if forward is not None:
                 return self.call(forward, args, kwargs, callee, frame)
+        if isinstance(payload, _Chain) and args:
+            value = args[0]
+            for module in payload.modules:
+                value = self.call_value(module, [value], frame) or UNKNOWN_TENSOR
+            return value
         return None
 
     def _dtype_arg(self, kwargs: Dict[str, Value], node: Optional[ast.Call] = None) -> Optional[Value]:
@@ -1861,6 +1889,12 @@ class Interpreter:
                     else frozenset()
                 return Value(sort=Sort.PYFLOAT if name not in ("floor", "ceil") else Sort.PYINT, roles=roles,
                              payload_key=series_ops.folded_call(name, [_const_number(a) for a in args]))
+            return UNKNOWN
+        if qual in SEQUENTIAL_CONTAINERS and not kwargs:
+            modules = tuple(args)
+            if any(m.sort is Sort.INSTANCE for m in modules):
+                return Value(sort=Sort.CALLABLE, payload=_Chain(modules),
+                             payload_key=("sequential",) + tuple(m.payload_key for m in modules))
             return UNKNOWN
         if qual in LIBRARY:
             return self.library_call(LIBRARY[qual].effect, node, args, kwargs, frame)
@@ -2073,6 +2107,7 @@ class Interpreter:
             roles = frozenset({Role.POSITIONS})
         extra = dict(ndim=1, axis=-1, relative=False, thin=True, products=frozenset({grid_key(node)}),
                      grids=frozenset({node_key(node)}), extent=_linspace_extent(args),
+                     magnitude=_linspace_magnitude(args),
                      series=_linspace_series(args, kwargs)) \
             if name == "linspace" and not log_spaced else {}
         if dtype is not None:
@@ -2159,6 +2194,13 @@ class Interpreter:
             value = _placed(value, (receiver,))
         else:
             value = _placed(value, [receiver] + list(args) + list(kwargs.values()))
+        if value.magnitude is not None and name not in MAGNITUDE_KEEPING:
+            value = value.with_(magnitude=1.0 if name in ("sigmoid", "tanh") else None)
+        if name in TOTALS and not value.is_tensor and _is_opaque(receiver):
+            value = UNKNOWN_TENSOR  # ``x.amax(-1)`` of an input: a tensor, of what x is
+        if value.is_tensor and (name in TOTALS) is not value.total:
+            # A total stays one through a floor (``.clamp(min=1)``) and through shape changes.
+            value = value.with_(total=name in TOTALS or value.total and name in TOTAL_KEEPING)
         if receiver.series is None and value.series is None:
             return value
         return value.with_(series=series_ops.after_method(name, receiver.series, value.series, value.prec))
@@ -2253,7 +2295,7 @@ class Interpreter:
                                   grids=frozenset({node_key(node)}) if counts else receiver.grids,
                                   payload_key=None,  # a running count of ones holds many values
                                   payload=None,
-                                  extent=_count_extent(receiver, args, kwargs),
+                                  extent=_count_extent(receiver, args, kwargs), magnitude=None,
                                   recent=receiver.recent - self.cast_candidates)  # a count, not what was cast
             return self.cast(base, dtype, node, receiver_node, frame, record=False) if dtype else base
         if name in NEW_TENSOR_METHODS:
@@ -2557,6 +2599,12 @@ def _linspace_extent(args: List[Value]) -> Optional[int]:
     return int(max(abs(b) for b in bounds)) + 1
 
 
+def _linspace_magnitude(args: List[Value]) -> Optional[float]:
+    """The largest magnitude of ``linspace(a, b, n)`` with literal bounds."""
+    bounds = [_const_number(v) for v in args[:2]]
+    return None if len(bounds) < 2 or None in bounds else float(max(abs(b) for b in bounds))
+
+
 def _linspace_series(args: List[Value], kwargs: Dict[str, Value]) -> Optional[series_ops.Series]:
     """The values of ``linspace(a, b, n)`` with literal (or folded) bounds and count."""
     given = list(args[:3]) + [kwargs[k] for k in ("start", "end", "steps")[len(args):] if k in kwargs]
@@ -2589,6 +2637,42 @@ def _shifted_extent(op: ast.operator, left: Value, right: Value) -> Optional[int
     if isinstance(op, ast.FloorDiv):  # whole quotients, below the bound divided
         return math.ceil(left.extent / divisor)
     return left.extent if math.log2(divisor).is_integer() else None
+
+
+# Methods after which a total still bounds what it totals, and a bounded value keeps its bound:
+# a floor or a clip, casts, shape changes.
+TOTAL_KEEPING = VALUE_KEEPING | {"clamp", "clip", "clamp_min", "float", "double", "to", "type_as"}
+MAGNITUDE_KEEPING = TOTAL_KEEPING | {"clamp_", "half", "bfloat16", "type"}
+
+
+def _magnitude(op: ast.operator, left: Value, right: Value) -> Optional[float]:
+    """The largest magnitude of a continuous arithmetic result the code bounds: a tensor divided by
+    a total of what it counts (``counts / counts.sum()``, ``(y - 0.5) / (y[:, -1:] + eps)``: 1), and a
+    bounded value times or plus a literal (``unit * 2 * math.pi``, ``2 * t - 1``)."""
+    if isinstance(op, ast.Div) and (left.is_tensor or _is_opaque(left)) and right.is_tensor and right.total:
+        return 1.0
+    for bounded, other in ((left, right), (right, left)):
+        number = _const_number(other)
+        if bounded.magnitude is None or number is None or not bounded.is_tensor:
+            continue
+        if isinstance(op, ast.Mult):
+            return bounded.magnitude * abs(number)
+        if isinstance(op, (ast.Add, ast.Sub)):
+            return bounded.magnitude + abs(number)
+        if isinstance(op, ast.Div) and bounded is left and number:
+            return bounded.magnitude / abs(number)
+    return None
+
+
+def _takes_last(index: ast.AST) -> bool:
+    """Whether a subscript picks the last entry of an axis: ``[-1]``, ``[:, -1:]``, ``[..., -1, None]``."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    for part in parts:
+        start = part.lower if isinstance(part, ast.Slice) and part.upper is None and part.step is None else part
+        if isinstance(start, ast.UnaryOp) and isinstance(start.op, ast.USub) and \
+                isinstance(start.operand, ast.Constant) and start.operand.value == 1:
+            return True
+    return False
 
 
 def _whole_extent(op: ast.operator, left: Value, right: Value) -> Optional[int]:

@@ -67,6 +67,12 @@ class Role(enum.Enum):
     LOGARITHM = "logarithm"  # math.log(x), or a linspace between logarithms: its exp is a geometric sequence
 
 
+# In ``Value.products``: the value is computed from a random draw (``torch.rand(shape)``), in any module.
+RANDOM_DRAW = (-1, -1, -1, -1)
+# In ``Value.products``: the value is a phase (``atan2``, ``angle()``, torch's or numpy's), within [-pi, pi].
+PHASE = (-2, -2, -2, -2)
+
+
 class Sort(enum.Enum):
     TENSOR = "tensor"
     PYINT = "int"
@@ -127,6 +133,12 @@ class Value:
     extent: Optional[int] = None
     # A floating tensor that holds whole numbers only, below ``extent`` (NaN flags times a literal).
     whole: bool = False
+    # A continuous value's largest magnitude where the code bounds it: ``linspace(-1, 1, n)`` and a
+    # running count divided by its total hold 1, times ``2 * math.pi`` 6.28 (``extent`` follows it).
+    magnitude: Optional[float] = None
+    # A total over a tensor (a sum, a maximum, a norm, a grid's last entry): what it divides, the
+    # running count or the grid it totals, lies within [-1, 1].
+    total: bool = False
     # Made on the CPU (a factory given no device, in a module that sets no default device) and
     # computed only from tensors made there: autocast of another device type leaves it alone.
     on_cpu: bool = False
@@ -287,6 +299,8 @@ def merge(a: Value, b: Value) -> Value:
         thin=a.thin if a.thin == b.thin else (False if False in (a.thin, b.thin) else None),
         extent=max(a.extent, b.extent) if a.extent is not None and b.extent is not None else None,
         whole=a.whole and b.whole,
+        total=a.total and b.total,
+        magnitude=max(a.magnitude, b.magnitude) if a.magnitude is not None and b.magnitude is not None else None,
         on_cpu=a.on_cpu and b.on_cpu,
         grids=a.grids | b.grids,
         axes=a.axes if a.axes == b.axes else None,

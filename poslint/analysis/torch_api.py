@@ -3,6 +3,8 @@ what module conversions and autocast do, and how a module holds tensors. A new t
 one more entry in one of these tables; the interpreter (poslint.analysis.interpreter) and the
 object model (poslint.analysis.object_model) read them."""
 
+import math
+
 from poslint.analysis.lattice import Prec
 
 # --- dtypes ---------------------------------------------------------------------------------
@@ -67,6 +69,10 @@ BOUND_BREAKING = frozenset({
     "index_fill", "index_fill_", "fill_diagonal_",
 })
 
+# Reductions whose result bounds the magnitude of each entry it reduces (of non-negative counts,
+# for a sum): a running count or coordinate divided by one lies within [-1, 1].
+TOTALS = frozenset({"sum", "nansum", "max", "amax", "norm", "count_nonzero"})
+
 # Inverse trigonometry (torch and numpy): an angle computed from coordinates or a complex number,
 # a phase within [-pi, pi], where a 16-bit dtype moves it by under 0.008 rad.
 INVERSE_TRIG = frozenset({"atan2", "arctan2", "atan", "arctan", "asin", "arcsin", "acos", "arccos", "angle"})
@@ -124,6 +130,9 @@ CONCAT = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack",
 # Module methods that hold a tensor under a name, and the storage they give it.
 MODULE_REGISTRATIONS = {"register_buffer": "buffer", "register_parameter": "parameter"}
 
+# Containers that, called, run their modules in order, each on what the one before returned.
+SEQUENTIAL_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+
 CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
 
 # Methods that run while a model is built, never in its forward: the constructor, and the weight
@@ -132,8 +141,9 @@ CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type
 CONSTRUCTION_ROOTS = frozenset({"__init__", "__post_init__", "post_init", "reset_parameters", "_init_weights",
                                 "init_weights", "__new__", "__setstate__"})
 
-# Module constants that are Python floats.
-PYTHON_FLOATS = frozenset({"math.pi", "math.tau", "math.e", "math.inf", "numpy.pi", "numpy.e", "torch.pi"})
+# Module constants that are Python floats, and their values (None: not a finite number).
+PYTHON_FLOATS = {"math.pi": math.pi, "math.tau": math.tau, "math.e": math.e, "math.inf": None, "numpy.pi": math.pi,
+                 "numpy.e": math.e, "torch.pi": math.pi}
 
 # Calls whose first argument must be a complex tensor.
 COMPLEX_INPUT_CALLS = frozenset({"view_as_real", "istft"})

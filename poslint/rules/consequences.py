@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from poslint.analysis import Prec, node_key
+from poslint.analysis.lattice import RANDOM_DRAW
 from poslint.analysis.series import bf16, fp16
 
 DISTINCT_BF16_8K = "only 897 of 8192 positions stay distinct in bfloat16"
@@ -146,6 +147,8 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
     ``product_16bit``: see :func:`angle_error`; ``divisor`` and ``default_dtype``: see
     :func:`frequency_table`."""
     table = frequency_table(factor, divisor, default_dtype) if factor is not None else None
+    if table is None and drawn_at_random(factor):
+        return random_frequencies(float16)
     if extent is None and table is None and not float16:
         return unknown
     table = table or ASSUMED_FREQUENCIES
@@ -164,6 +167,20 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
     return f"the angle error reaches {error:.2g} rad at position {last} ({table.words}{assumed})"
 
 
+def drawn_at_random(factor) -> bool:
+    """Whether the frequencies ``factor`` holds are computed from a random draw (learned Fourier
+    features: ``nn.Parameter(torch.randn(n))``), not from a table the code fixes."""
+    return factor is not None and RANDOM_DRAW in factor.products
+
+
+def random_frequencies(float16: bool = False) -> str:
+    """What rounding, of frequencies drawn at random or of the continuous values they multiply
+    (times, scales: their range unknown), does to the angles: a relative error of each."""
+    bits, share, example = (11, "0.05%", "0.01 rad") if float16 else (8, "0.4%", "0.08 rad")
+    return (f"the frequencies are drawn at random, so the code fixes no table: {bits} significant bits move each "
+            f"angle by up to {share} of itself ({example} at 20 rad)")
+
+
 def _first_position(reached, last: int) -> int:
     """The first position in 1..last where ``reached`` holds (it holds at ``last``, and from
     there on once it holds), by bisection."""
@@ -172,6 +189,19 @@ def _first_position(reached, last: int) -> int:
         middle = (low + high) // 2
         low, high = (low, middle) if reached(middle) else (middle, high)
     return high
+
+
+def rounded_continuous_positions(magnitude: float, factor, float16: bool = False) -> Optional[str]:
+    """What 16 bits do to continuous positions of at most ``magnitude`` (a normalised grid, diffusion
+    times ``1000 * t``) multiplied by ``factor``'s frequencies (the code's table, else at most 1):
+    None when the angles move by under 0.03 rad."""
+    table = frequency_table(factor)
+    frequency = max(table.exact) if table is not None else 1.0
+    step = _half_step(magnitude, 11 if float16 else 8)
+    if step * frequency < NEGLIGIBLE_ANGLE_ERROR:
+        return None
+    return (f"values up to {magnitude:.4g} keep {11 if float16 else 8} significant bits in "
+            f"{'float16' if float16 else 'bfloat16'}: they move by up to {step:.2g}")
 
 
 def unknown_kind(extent) -> str:

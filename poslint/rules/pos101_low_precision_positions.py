@@ -2,7 +2,8 @@ from poslint.analysis import Role
 from poslint.analysis.lattice import BF16_EXACT_UP_TO, FP16_EXACT_UP_TO
 from poslint.fix.blocks import float32_site_fix, make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import distinct_positions, grid_extent, unknown_kind, when
+from poslint.rules.consequences import (distinct_positions, drawn_at_random, grid_extent, random_frequencies,
+                                       rounded_continuous_positions, unknown_kind, when)
 
 
 class LowPrecisionPositions(Rule):
@@ -35,7 +36,14 @@ class LowPrecisionPositions(Rule):
     below 257 that tests build (NaN flags: `(torch.isnan(x) * -2.0 + torch.isinf(x) * 4.0).to(x.dtype)`,
     a bool tensor is 0 or 1): the cast itself loses nothing. A cast to float16 (`.half()`, `dtype=torch.float16`) is judged by float16's 11 bits:
     a grid of at most 2049 positions is exact there, and the message counts what float16 keeps
-    (4097 of 8192). Default-dtype findings are made only in
+    (4097 of 8192). Continuous positions whose range the code bounds (`torch.linspace(-1, 1, n)`,
+    a running count divided by its total: `counts / counts.sum(-1, keepdim=True)`,
+    `(y - 0.5) / (y[:, -1:] + eps)`, and such values times or plus a literal: `1000 * t`,
+    `* 2 * math.pi`) are judged by their angles instead: 16 bits move a value by up to half a
+    step at its largest magnitude, times the largest frequency (the code's table, else 1), and
+    under 0.03 rad nothing is reported. An input of unknown range (a time, a scale) multiplied by
+    frequencies drawn at random (learned Fourier features, `nn.Parameter(torch.randn(n))`) is
+    reported with what 16 bits do to each angle: 0.4% of it in bfloat16. Default-dtype findings are made only in
     construction code (where loaders set a 16-bit default) and in code of unknown phase.
 
     ## Example
@@ -128,22 +136,39 @@ class Rotary(torch.nn.Module):
 
     def check(self, facts):
         for product in facts.rope_products():
+            magnitude = product.positions.magnitude
+            if magnitude is not None:
+                yield from _continuous(facts, product, magnitude)
+                continue
             extent, _ = grid_extent(facts, product)
             if extent is not None and extent <= BF16_EXACT_UP_TO + 1:
                 continue  # a grid this small (literal, or one axis of an image's) is exact in 16 bits
             # Positions known only as what a rotary product multiplies (an input) may be integers
             # or coordinates: the message says what 16 bits do to each.
-            consequence = distinct_positions(extent) if product.positions.has(Role.POSITIONS) else unknown_kind(extent)
+            consequence = distinct_positions(extent) if product.positions.has(Role.POSITIONS) else \
+                random_frequencies() if drawn_at_random(product.factor) else unknown_kind(extent)
             for origin in product.positions.precision_losses():
                 if origin.exact:
                     continue  # what was rounded there were small integers: nothing was lost
                 said = consequence
+                if origin.float16 and consequence == random_frequencies():
+                    said = random_frequencies(float16=True)
                 if origin.float16 and product.positions.has(Role.POSITIONS):
                     if extent is not None and extent <= FP16_EXACT_UP_TO + 1:
                         continue  # float16 holds these integers exactly
                     said = distinct_positions(extent, float16=True)
                 yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{said}",
                               positions_fix(facts, product, origin.node))
+
+
+def _continuous(facts, product, magnitude):
+    """Continuous positions the code bounds (``linspace(-1, 1, n)``, a normalised running count,
+    diffusion times ``1000 * t``): reported where 16 bits move their angles by 0.03 rad or more."""
+    for origin in product.positions.precision_losses():
+        said = rounded_continuous_positions(magnitude, product.factor, float16=origin.float16)
+        if said is not None and not origin.exact:
+            yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{said}",
+                          positions_fix(facts, product, origin.node))
 
 
 def positions_fix(facts, product, node):

@@ -28,12 +28,15 @@ class LowPrecisionFrequencies(Rule):
 
     Where the code gives the range (a literal grid, a configuration class's default such as
     `max_position_embeddings` or `image_size // patch_size`, a count such as `torch.full((1,),
-    config.num_delay_tokens)`), the message computes the angle error at the last position, and a
+    config.num_delay_tokens)`, positions normalised by their total: `counts / counts.sum()`, within
+    [-1, 1]), the message computes the angle error at the last position, and a
     range short enough that the rounded frequencies move its angles by less than 0.03 rad is not
     reported. The estimate uses the code's own frequency table where its dim and base are literals
     or configuration defaults (`1 / base ** (arange(0, dim, 2) / dim)`, `exp(arange(0, dim, 2) *
     -c)`), and says so ("the code's frequencies: dim 32, base 10000"); otherwise it assumes head
-    dim 128 and base 10000. Where the product itself runs in 16 bits (integer or 16-bit
+    dim 128 and base 10000; frequencies drawn at random (`nn.Parameter(torch.randn(n))`, learned
+    Fourier features of a noise level) fix no table, and the message gives what 16 bits do to
+    each angle instead: 0.4% of it in bfloat16. Where the product itself runs in 16 bits (integer or 16-bit
     positions times 16-bit frequencies), its rounding is counted too. A cast to float16
     (`.half()`, `torch.float16`) is estimated with float16's 11 significant bits, and the message
     says so.
