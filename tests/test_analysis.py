@@ -212,6 +212,41 @@ def test_tuple_unpacking_and_module_constants():
     assert facts.products[0].positions.prec is Prec.LOW
 
 
+@pytest.mark.parametrize("grids, prec", [
+    ("list(map(lambda n: torch.linspace(-1.0, 1.0, n).to(torch.float16), sizes))", Prec.LOW),
+    ("tuple(map(lambda n: torch.arange(n, dtype=torch.bfloat16), sizes))", Prec.LOW),
+    ("list(map(lambda n: torch.arange(n, dtype=torch.float32), sizes))", Prec.F32),
+])
+def test_map_calls_its_function_on_the_elements(grids, prec):
+    product = only_product(f"""
+        import torch
+        def angles(sizes):
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))
+            grids = {grids}
+            table = torch.outer(grids[0], inv_freq)
+            return table.cos(), table.sin()
+    """)
+    assert product.positions.prec is prec
+
+
+@pytest.mark.parametrize("unpacking, prec", [
+    ("*_, length, dtype = *x.shape[:-1], x.dtype", Prec.ACTIVATION),
+    ("first, *_, dtype = x.size(0), torch.float16, torch.float16, torch.float32", Prec.F32),
+    ("dtype, *_ = torch.float32, *x.shape", Prec.F32),
+])
+def test_starred_unpacking_aligns_the_names_after_the_star_from_the_end(unpacking, prec):
+    product = only_product(f"""
+        import torch
+        def angles(x):
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))
+            {unpacking}
+            steps = torch.arange(x.shape[-2], device=x.device, dtype=dtype)
+            table = torch.outer(steps, inv_freq)
+            return table.cos(), table.sin()
+    """)
+    assert product.positions.prec is prec
+
+
 def test_methods_of_an_instance_attribute_are_followed():
     facts = facts_of("""
         import torch

@@ -900,13 +900,19 @@ class Interpreter:
             frame.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = value.payload if value.sort is Sort.TUPLE and isinstance(value.payload, tuple) else None
+            star = next((i for i, elt in enumerate(target.elts) if isinstance(elt, ast.Starred)), None)
             for i, elt in enumerate(target.elts):
                 if isinstance(elt, ast.Starred):
                     self.assign(elt.value, UNKNOWN, frame, None)
                     continue
-                # ``q, k = (x.float() for x in (q, k))``: each name gets the comprehension's element
-                part = elements[i] if elements and i < len(elements) else (
-                    value if value.sort is Sort.TENSOR else _element_of(value))
+                if star is not None and elements is not None:
+                    # ``b, *axes, _, dtype = *x.shape, x.dtype``: the names after the star take the
+                    # last elements, from the end, as far as the value's own star allows
+                    part = _unpacked(elements, value_node, i, len(target.elts), star)
+                else:
+                    # ``q, k = (x.float() for x in (q, k))``: each name gets the comprehension's element
+                    part = elements[i] if elements and i < len(elements) else (
+                        value if value.sort is Sort.TENSOR else _element_of(value))
                 self.assign(elt, part, frame, None)
         elif is_self_attr(target) and frame.cls is not None:
             self.assign_attr(frame, target.attr, value, target, value_node)
@@ -1739,6 +1745,14 @@ class Interpreter:
             number = series_ops.folded_call(func.id, [_const_number(a) for a in args])
             return Value(sort=Sort.PYFLOAT if isinstance(number[1], float) else Sort.PYINT, payload_key=number) \
                 if number else UNKNOWN
+        if isinstance(func, ast.Name) and func.id in ("list", "tuple", "reversed") and self._is_builtin(func.id, frame) \
+                and len(args) == 1 and (args[0].sort is Sort.TUPLE or _is_list_of(args[0])):
+            return args[0]  # list(map(...)), tuple(xs): the same elements
+        if isinstance(func, ast.Name) and func.id == "map" and self._is_builtin("map", frame) and len(args) == 2:
+            # map(fn, xs): fn called on an element of xs, for each
+            element = self.call_value(args[0], [_element_of(args[1])], frame) or UNKNOWN
+            return Value(sort=Sort.OTHER, roles=element.roles, prec=element.prec, payload=element,
+                         payload_key=("list-of", element.sort.value, element.roles, element.products, element.recent))
         if isinstance(func, ast.Name) and func.id in ("enumerate", "zip") and self._is_builtin(func.id, frame) \
                 and args:
             if func.id == "enumerate":
@@ -3002,6 +3016,20 @@ def _concatenated(parts: Sequence[Value], stacked: bool = False) -> Value:
             low = next((p.lost_precision() for p in tensors if p.roles and p.lost_precision() is not None), None)
             return merged.with_(prec=prec, origin=widest.origin, rounded=low)
     return merged
+
+
+def _unpacked(elements: Tuple[Value, ...], value_node: Optional[ast.AST], index: int, count: int,
+              star: int) -> Value:
+    """The element that target ``index`` of ``count`` (a starred one at ``star``) takes from a tuple
+    of ``elements``, whose own starred element (in ``value_node``), if any, has an unknown length."""
+    parts = value_node.elts if isinstance(value_node, (ast.Tuple, ast.List)) else ()
+    spread = next((i for i, part in enumerate(parts) if isinstance(part, ast.Starred)), None)
+    if index < star:
+        known = len(elements) if spread is None else spread
+        return elements[index] if index < known else UNKNOWN
+    from_end = count - index
+    known = len(elements) if spread is None else len(elements) - spread - 1
+    return elements[-from_end] if from_end <= known else UNKNOWN
 
 
 def _element_of(iterated: Value) -> Value:
