@@ -212,21 +212,27 @@ def test_tuple_unpacking_and_module_constants():
     assert facts.products[0].positions.prec is Prec.LOW
 
 
+def rotary_positions(parameter: str, lines: str):
+    """The positions' precision of ``outer(steps, inv_freq)`` in a function of ``parameter`` whose
+    ``lines`` bind ``steps``."""
+    product = only_product(f"""
+        import torch
+        def angles({parameter}):
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))
+            {lines}
+            table = torch.outer(steps, inv_freq)
+            return table.cos(), table.sin()
+    """)
+    return product.positions.prec
+
+
 @pytest.mark.parametrize("grids, prec", [
     ("list(map(lambda n: torch.linspace(-1.0, 1.0, n).to(torch.float16), sizes))", Prec.LOW),
     ("tuple(map(lambda n: torch.arange(n, dtype=torch.bfloat16), sizes))", Prec.LOW),
     ("list(map(lambda n: torch.arange(n, dtype=torch.float32), sizes))", Prec.F32),
 ])
 def test_map_calls_its_function_on_the_elements(grids, prec):
-    product = only_product(f"""
-        import torch
-        def angles(sizes):
-            inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))
-            grids = {grids}
-            table = torch.outer(grids[0], inv_freq)
-            return table.cos(), table.sin()
-    """)
-    assert product.positions.prec is prec
+    assert rotary_positions("sizes", f"steps = {grids}[0]") is prec
 
 
 @pytest.mark.parametrize("unpacking, prec", [
@@ -235,16 +241,7 @@ def test_map_calls_its_function_on_the_elements(grids, prec):
     ("dtype, *_ = torch.float32, *x.shape", Prec.F32),
 ])
 def test_starred_unpacking_aligns_the_names_after_the_star_from_the_end(unpacking, prec):
-    product = only_product(f"""
-        import torch
-        def angles(x):
-            inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))
-            {unpacking}
-            steps = torch.arange(x.shape[-2], device=x.device, dtype=dtype)
-            table = torch.outer(steps, inv_freq)
-            return table.cos(), table.sin()
-    """)
-    assert product.positions.prec is prec
+    assert rotary_positions("x", f"{unpacking}; steps = torch.arange(x.shape[-2], dtype=dtype)") is prec
 
 
 def test_methods_of_an_instance_attribute_are_followed():

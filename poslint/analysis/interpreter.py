@@ -59,7 +59,8 @@ from poslint.analysis.torch_api import (BOUND_BREAKING, CAST_METHODS, COMPLEX_DT
                                         PRODUCT_KEYWORDS,
                                         INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
                                         COMPLEX_INPUT_CALLS, SAME_DTYPE_PRODUCTS, SIZE_ARGUMENTS,
-                                        TENSOR_TYPES, TOTALS, TRANSFORMING, TRIG, VALUE_KEEPING)
+                                        TENSOR_TYPES, TOTAL_KEEPING, TOTALS, TRANSFORMING, TRIG, VALUE_KEEPING,
+                                        MAGNITUDE_KEEPING)
 
 # Values that carry one of these hold no positions, whatever they are multiplied by later.
 NOT_POSITIONAL = frozenset({RANDOM_DRAW, PHASE})
@@ -2651,12 +2652,6 @@ def _shifted_extent(op: ast.operator, left: Value, right: Value) -> Optional[int
     if isinstance(op, ast.FloorDiv):  # whole quotients, below the bound divided
         return math.ceil(left.extent / divisor)
     return left.extent if math.log2(divisor).is_integer() else None
-
-
-# Methods after which a total still bounds what it totals, and a bounded value keeps its bound:
-# a floor or a clip, casts, shape changes.
-TOTAL_KEEPING = VALUE_KEEPING | {"clamp", "clip", "clamp_min", "float", "double", "to", "type_as"}
-MAGNITUDE_KEEPING = TOTAL_KEEPING | {"clamp_", "half", "bfloat16", "type"}
 
 
 def _magnitude(op: ast.operator, left: Value, right: Value) -> Optional[float]:

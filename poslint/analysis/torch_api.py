@@ -73,6 +73,11 @@ BOUND_BREAKING = frozenset({
 # for a sum): a running count or coordinate divided by one lies within [-1, 1].
 TOTALS = frozenset({"sum", "nansum", "max", "amax", "norm", "count_nonzero"})
 
+# Methods after which a total still bounds what it totals, and a bounded value keeps its bound:
+# a floor or a clip, casts, shape changes.
+TOTAL_KEEPING = VALUE_KEEPING | {"clamp", "clip", "clamp_min", "float", "double", "to", "type_as"}
+MAGNITUDE_KEEPING = TOTAL_KEEPING | {"clamp_", "half", "bfloat16", "type"}
+
 # Inverse trigonometry (torch and numpy): an angle computed from coordinates or a complex number,
 # a phase within [-pi, pi], where a 16-bit dtype moves it by under 0.008 rad.
 INVERSE_TRIG = frozenset({"atan2", "arctan2", "atan", "arctan", "asin", "arcsin", "acos", "arccos", "angle"})
