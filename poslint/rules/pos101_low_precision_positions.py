@@ -145,14 +145,14 @@ class Rotary(torch.nn.Module):
                 continue  # a grid this small (literal, or one axis of an image's) is exact in 16 bits
             # Positions known only as what a rotary product multiplies (an input) may be integers
             # or coordinates: the message says what 16 bits do to each.
+            # An input times frequencies drawn at random (a time, a scale): each angle moves relatively.
+            relative = not product.positions.has(Role.POSITIONS) and drawn_at_random(product.factor)
             consequence = distinct_positions(extent) if product.positions.has(Role.POSITIONS) else \
-                random_frequencies() if drawn_at_random(product.factor) else unknown_kind(extent)
+                random_frequencies() if relative else unknown_kind(extent)
             for origin in product.positions.precision_losses():
                 if origin.exact:
                     continue  # what was rounded there were small integers: nothing was lost
-                said = consequence
-                if origin.float16 and consequence == random_frequencies():
-                    said = random_frequencies(float16=True)
+                said = random_frequencies(float16=origin.float16) if relative else consequence
                 if origin.float16 and product.positions.has(Role.POSITIONS):
                     if extent is not None and extent <= FP16_EXACT_UP_TO + 1:
                         continue  # float16 holds these integers exactly
