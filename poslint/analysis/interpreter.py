@@ -15,6 +15,7 @@ It never imports or executes the code it reads.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import math
 import operator
@@ -39,6 +40,7 @@ from poslint.analysis.lattice import (
     Prec,
     Role,
     Sort,
+    Either,
     Value,
     dtype_value,
     merge,
@@ -47,12 +49,12 @@ from poslint.analysis.lattice import (
 from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, annotation_parts, bound_arguments,
                                            is_autocast_off_call, is_self_attr, is_static, literal_defaults,
-                                           lookup_instance, parameter_attrs, parameter_kinds, tail_name)
+                                           lookup_instances, parameter_attrs, parameter_kinds, tail_name)
 from poslint.analysis import series as series_ops
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_held, module_state, negated, operand_identity, power_role, sign_of,
-                                    unknown_operand)
+                                    spacing_of_one_table, unknown_operand, TABLE_ROLES)
 from poslint.analysis.torch_api import (BOUND_BREAKING, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
@@ -1142,13 +1144,11 @@ class Interpreter:
         if node.attr == "dtype":
             return self.dtype_of(owner, node.value, frame)
         if owner.sort is Sort.INSTANCE and isinstance(owner.payload, ClassInfo):
-            method = owner.payload.lookup_method(node.attr)
-            if method:
-                return Value(sort=Sort.CALLABLE, payload=(method, owner), payload_key=("method", method.qual))
-            found = owner.payload.lookup_attr(node.attr)
-            if found is not None:  # a submodule's buffer: ``self.rotary.inv_freq``
-                return self._held(owner.payload, node.attr, node, frame, *found, own=False)
-            return UNKNOWN
+            return self._instance_member(owner, node, frame)
+        if owner.sort is Sort.INSTANCE and isinstance(owner.payload, Either):
+            # one of several modules (a factory's result): what each holds or does under the name
+            return _joined([self._instance_member(member, node, frame) for member in owner.payload.members
+                            if isinstance(member.payload, ClassInfo)])
         if owner.sort is Sort.CALLABLE and isinstance(owner.payload, ClassInfo):
             # ``Alibi.gen_slopes(...)``: a static method called through its class.
             method = owner.payload.lookup_method(node.attr)
@@ -1223,16 +1223,23 @@ class Interpreter:
             if method is not None:
                 return Value(sort=Sort.CALLABLE, payload=(method, frame.env.get("self", UNKNOWN)),
                              payload_key=("method", method.qual))
-            inst = lookup_instance(cls, name, self.classes)
-            if inst is not None:
-                return Value(sort=Sort.INSTANCE, payload=inst, payload_key=inst.name)
-            return UNKNOWN
+            return _held_instance(lookup_instances(cls, name, self.classes))
         if found[1].sort is Sort.OTHER and not found[1].roles and found[1].payload is None:
             # ``self.impl: Impl = table[kind](...)``: what evaluation could not tell, the class can.
-            inst = lookup_instance(cls, name, self.classes)
-            if inst is not None:
-                return Value(sort=Sort.INSTANCE, payload=inst, payload_key=inst.name)
+            held = _held_instance(lookup_instances(cls, name, self.classes))
+            if held is not UNKNOWN:
+                return held
         return self._held(cls, name, node, frame, *found, own=True)
+
+    def _instance_member(self, owner: Value, node: ast.Attribute, frame: Frame) -> Value:
+        """``owner.name`` for a module instance ``owner``: a bound method, or what it holds."""
+        method = owner.payload.lookup_method(node.attr)
+        if method:
+            return Value(sort=Sort.CALLABLE, payload=(method, owner), payload_key=("method", method.qual))
+        found = owner.payload.lookup_attr(node.attr)
+        if found is not None:  # a submodule's buffer: ``self.rotary.inv_freq``
+            return self._held(owner.payload, node.attr, node, frame, *found, own=False)
+        return UNKNOWN
 
     def _held(self, cls: ClassInfo, name: str, node: ast.AST, frame: Frame, storage: str, value: Value,
               own: bool) -> Value:
@@ -1484,6 +1491,8 @@ class Interpreter:
             self._escape(left)
             self._escape(right)
         roles = combined_roles(op, left, right)
+        if isinstance(op, ast.Sub) and spacing_of_one_table(left, right):
+            roles -= TABLE_ROLES  # edges[2:] - edges[:-2]: a filterbank's band widths, not frequencies
         relative = None
         ndim, axis = _broadcast_axes(left, right)
         operands = [v for v in (left, right) if v.is_tensor]
@@ -1802,6 +1811,16 @@ class Interpreter:
                 if method:
                     return self.call(method, args, kwargs, frame.env.get("self"), frame)
         callee = self.eval(func, frame)
+        if isinstance(callee.payload, Either):
+            # one of several functions or modules, by path: each is called, their results joined
+            return _joined([self._call_callee(member, node, args, kwargs, frame)
+                            for member in callee.payload.members])
+        return self._call_callee(callee, node, args, kwargs, frame)
+
+    def _call_callee(self, callee: Value, node: ast.Call, args: List[Value], kwargs: Dict[str, Value],
+                     frame: Frame) -> Value:
+        """The call ``node`` of what ``callee`` holds, its arguments evaluated."""
+        func = node.func
         self._call_site = node
         called = self.call_value(callee, args, frame, kwargs)
         if called is not None:
@@ -1849,6 +1868,9 @@ class Interpreter:
         """Calls what ``callee`` holds when it is code of the project: a function or lambda, a
         bound method, or a module instance (its ``forward``); None for anything else."""
         payload, kwargs = callee.payload, kwargs or {}
+        if isinstance(payload, Either):
+            results = [self.call_value(member, args, frame, kwargs) for member in payload.members]
+            return _joined([r for r in results if r is not None]) if any(r is not None for r in results) else None
         if callee.sort is Sort.CALLABLE and isinstance(payload, FunctionInfo):
             return self.call(payload, args, kwargs, None, frame)
         if callee.sort is Sort.CALLABLE and isinstance(payload, tuple) and len(payload) == 2 \
@@ -1952,8 +1974,9 @@ class Interpreter:
             data = args[0] if args else UNKNOWN
             dtype = self._dtype_arg(kwargs, node)
             if dtype is not None:
-                made = self.cast(data.with_(sort=Sort.TENSOR), dtype, node, node, frame)
                 numbers = _literal_numbers(data)
+                made = self.cast(data.with_(sort=Sort.TENSOR, series=series_ops.literal(numbers)), dtype, node, node,
+                                 frame)
                 if numbers and made.origin is not None and made.origin.node is node and \
                         all(series_ops.bf16(v) == v and series_ops.fp16(v) == v for v in numbers):
                     # tensor([6016.0], dtype=x.dtype): numbers that every 16-bit dtype holds, as they are
@@ -2456,11 +2479,12 @@ class Interpreter:
         if value.payload_key and isinstance(value.payload_key, tuple) and value.payload_key[0] == "complex-buffer":
             after = after.with_(payload=None, payload_key=None)
         if record and not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and prec.may_be_16bit \
-                and not value.products & NOT_POSITIONAL and not _holds_one_value(value):
+                and not value.products & NOT_POSITIONAL and not _holds_one_value(value) and value.series is None:
             # A value of unknown role (angles from another module) cast to 16 bits: if the cast
             # goes straight into both cos and sin, what was cast were angles. Random draws and
             # phases made here are not: nothing positional is in them; nor is a tensor of one
-            # value (a zero-initialised buffer of learned rotations, loaded from a checkpoint).
+            # value (a zero-initialised buffer of learned rotations, loaded from a checkpoint), nor
+            # values the code fixes (``tensor([pi / 2], dtype=dtype)``: a constant rotation).
             key = node_key(node)
             self.cast_candidates.add(key)
             after = after.with_(recent=after.recent | {key})
@@ -2976,6 +3000,16 @@ def _value_holds(value: Value, host: ModuleFacts) -> bool:
             return True
     return value.sort is Sort.TUPLE and isinstance(value.payload, tuple) and \
         any(isinstance(v, Value) and _value_holds(v, host) for v in value.payload)
+
+
+def _held_instance(classes: Sequence[ClassInfo]) -> Value:
+    """An instance of one of ``classes`` (an attribute set by a factory: either), or UNKNOWN."""
+    return _joined([Value(sort=Sort.INSTANCE, payload=c, payload_key=c.name) for c in classes])
+
+
+def _joined(values: Sequence[Value]) -> Value:
+    """The join of what each of several alternatives gives."""
+    return functools.reduce(merge, values) if values else UNKNOWN
 
 
 def _growing(value: Value) -> bool:

@@ -263,10 +263,34 @@ def dtype_value(prec: Prec, origin: Optional[Origin] = None, is_complex: bool = 
     return Value(sort=Sort.DTYPE, prec=prec, origin=origin, is_complex=is_complex)
 
 
+@dataclass(frozen=True)
+class Either:
+    """The payload of a module instance or a callable that is one of several, by path: what a
+    factory returns (``build_rope()``: the rotary module or a no-op), an attribute set in branches.
+    Reading from it or calling it does so on each."""
+
+    members: Tuple[Value, ...]
+
+
+MOST_ALTERNATIVES = 8  # a join of more (a registry of classes) knows nothing to follow
+
+
+def alternatives(value: Value) -> Tuple[Value, ...]:
+    """The values ``value`` may be: its members if it is an :class:`Either`, else itself."""
+    return value.payload.members if isinstance(value.payload, Either) else (value,)
+
+
 def merge(a: Value, b: Value) -> Value:
     """Join two values that reach the same program point along different paths."""
     if a == b:
         return a
+    if a.sort is b.sort and a.sort in (Sort.INSTANCE, Sort.CALLABLE) and a.payload is not None \
+            and b.payload is not None and a.payload_key != b.payload_key:
+        members = tuple(dict.fromkeys(alternatives(a) + alternatives(b)))
+        if len(members) > MOST_ALTERNATIVES:
+            return Value(sort=a.sort)
+        return Value(sort=a.sort, payload=Either(members),
+                     payload_key=("either", frozenset(m.payload_key for m in members)))
     if a.sort is not b.sort:
         for seq, empty in ((a, b), (b, a)):
             if empty.sort is Sort.TUPLE and empty.payload == () and seq.sort is Sort.OTHER and seq.payload is not None:

@@ -77,8 +77,9 @@ class ClassInfo:
     bases: List["ClassInfo"] = field(default_factory=list)
     # attr -> (storage, merged value); rebuilt each round.
     attrs: Dict[str, Tuple[str, Value]] = field(default_factory=dict)
-    # attr -> class name, for ``self.rotary = Rotary(...)``
-    instance_attrs: Dict[str, str] = field(default_factory=dict)
+    # attr -> the names of the classes it may hold an instance of, for ``self.rotary = Rotary(...)``
+    # (one) or ``self.rotary = build_rope(...)`` (each class the factory may return)
+    instance_attrs: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     foreign_bases: List[str] = field(default_factory=list)
     # Tensors that an override of ``_apply``/``to``/``half``... recomputes after a conversion.
     restored_attrs: Set[str] = field(default_factory=set)
@@ -221,11 +222,12 @@ def is_static(node: ast.AST) -> bool:
     return False
 
 
-def lookup_instance(cls: ClassInfo, attr: str, classes: Dict[str, ClassInfo]) -> Optional[ClassInfo]:
+def lookup_instances(cls: ClassInfo, attr: str, classes: Dict[str, ClassInfo]) -> List[ClassInfo]:
+    """The classes of this file whose instance ``self.<attr>`` of a ``cls`` may hold."""
     for c in cls.mro():
         if attr in c.instance_attrs:
-            return classes.get(c.instance_attrs[attr])
-    return None
+            return [classes[name] for name in c.instance_attrs[attr] if name in classes]
+    return []
 
 
 def annotation_parts(annotation: Optional[ast.AST]) -> List[ast.AST]:
@@ -307,6 +309,7 @@ class ModuleModel:
         self.subclasses: Dict[str, List[ClassInfo]] = {}
         self.autocast_off_decorators: Set[str] = set()
         self._tables: Optional[Dict[str, List[str]]] = None
+        self._factory_classes: Optional[Dict[str, Tuple[str, ...]]] = None
         self._demo: Optional[Set[int]] = None
         index_module(tree)  # the subtrees that collect and compute_runtime read
         self.collect(tree, resolve_class)
@@ -368,8 +371,8 @@ class ModuleModel:
             for name in CONVERSION_HOOKS & set(cls.methods):
                 cls.restored_attrs |= attrs_written(cls.methods[name].node)
             for item in walk(stmt):
-                held = self._held_class(item)
-                if held is not None:
+                held = self._held_classes(item)
+                if held:
                     for target in (item.targets if isinstance(item, ast.Assign) else [item.target]):
                         if is_self_attr(target):
                             cls.instance_attrs[target.attr] = held
@@ -395,24 +398,42 @@ class ModuleModel:
             if isinstance(item, ast.Assign) and isinstance(item.value, ast.Name) and item.value.id in annotated:
                 for target in item.targets:
                     if is_self_attr(target):
-                        cls.instance_attrs.setdefault(target.attr, annotated[item.value.id])
+                        cls.instance_attrs.setdefault(target.attr, (annotated[item.value.id],))
 
-    def _held_class(self, stmt: ast.AST) -> Optional[str]:
-        """The class of this file whose instance ``self.x = ...`` keeps: the class called
-        (``Impl(...)``), the class annotated (``self.x: Impl = ...``), or the first of the classes
-        that a module-level table maps to (``_IMPLS[kind](...)``, ``_IMPLS = {"a": Impl, ...}``)."""
+    def _held_classes(self, stmt: ast.AST) -> Tuple[str, ...]:
+        """The classes of this file whose instance ``self.x = ...`` keeps: the class called
+        (``Impl(...)``), the class annotated (``self.x: Impl = ...``), the classes that a
+        module-level table maps to (``_IMPLS[kind](...)``, ``_IMPLS = {"a": Impl, ...}``), or those
+        a factory function of this file returns (``build_rope(...)``: the rotary or a no-op)."""
         if isinstance(stmt, ast.AnnAssign):
             name = tail_name(stmt.annotation)
-            return name if name in self.class_names else None
+            return (name,) if name in self.class_names else ()
         if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
-            return None
+            return ()
         func = stmt.value.func
         if isinstance(func, ast.Name) and func.id in self.class_names:
-            return func.id
+            return (func.id,)
+        if isinstance(func, ast.Name):
+            return self._factories().get(func.id, ())
         if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name):
-            table = self._class_tables().get(func.value.id)
-            return table[0] if table else None
-        return None
+            return tuple(dict.fromkeys(self._class_tables().get(func.value.id, ())))
+        return ()
+
+    def _factories(self) -> Dict[str, Tuple[str, ...]]:
+        """Module-level functions whose every ``return`` builds an instance of a class of this file
+        (or returns None): the classes each may return."""
+        if self._factory_classes is None:
+            self._factory_classes = {}
+            for stmt in flattened(self.tree.body):
+                if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                returned = [node.value for node in walk(stmt) if isinstance(node, ast.Return)]
+                built = [tail_name(v.func) for v in returned if isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
+                         and v.func.id in self.class_names]
+                nothing = [v for v in returned if v is None or (isinstance(v, ast.Constant) and v.value is None)]
+                if built and len(built) + len(nothing) == len(returned):
+                    self._factory_classes[stmt.name] = tuple(dict.fromkeys(built))
+        return self._factory_classes
 
     def _class_tables(self) -> Dict[str, List[str]]:
         """Module-level dicts whose values are all classes of this file: dispatch tables."""
@@ -615,14 +636,14 @@ class ModuleModel:
                     for sub in self.subclasses.get(fn.cls.name, ()):
                         if func.attr in sub.methods:
                             yield sub.methods[func.attr]
-                    inst = lookup_instance(fn.cls, func.attr, self.classes)
-                    if inst and inst.lookup_method("forward"):
-                        yield inst.lookup_method("forward")
+                    for inst in lookup_instances(fn.cls, func.attr, self.classes):
+                        if inst.lookup_method("forward"):
+                            yield inst.lookup_method("forward")
                 elif is_self_attr(owner):
-                    inst = lookup_instance(fn.cls, owner.attr, self.classes)
-                    m = inst.lookup_method(func.attr) if inst else None
-                    if m:
-                        yield m
+                    for inst in lookup_instances(fn.cls, owner.attr, self.classes):
+                        m = inst.lookup_method(func.attr)
+                        if m:
+                            yield m
                 elif (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name)
                       and owner.func.id == "super"):
                     for base in fn.cls.bases:

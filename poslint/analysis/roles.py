@@ -71,6 +71,17 @@ def module_state(value: Value) -> bool:
     return module_held(value) and not (value.origin is not None and value.origin.cast)
 
 
+# What an exponential table may be for: frequencies, slopes, or their growing inverses.
+TABLE_ROLES = frozenset({Role.FREQS, Role.SLOPES, Role.GROWTH, Role.GROWTH2})
+
+
+def spacing_of_one_table(left: Value, right: Value) -> bool:
+    """``left - right`` subtracts entries of one exponential table from each other (``edges[2:] -
+    edges[:-2]``, a filterbank's band widths): a spacing, whose inverse normalises, not frequencies."""
+    return left.is_tensor and right.is_tensor and bool(left.roles & TABLE_ROLES) and \
+        bool(right.roles & TABLE_ROLES) and bool(left.products & right.products)
+
+
 def is_pow2_base(value: Value) -> bool:
     return value.has(Role.POW2) or value.payload_key in (("const", 2), ("const", 2.0))
 

@@ -9,7 +9,7 @@ import ast
 import math
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
 
 from poslint.analysis.lattice import Prec
 
@@ -73,6 +73,14 @@ def spaced(start: float, end: float, steps: int) -> Optional[Series]:
     else:
         step = (end - start) / (steps - 1)
         values = tuple(float(start + i * step) for i in range(steps))
+    return Series(values, values, values)
+
+
+def literal(numbers: Optional[Sequence[float]]) -> Optional[Series]:
+    """``tensor([a, b, ...])`` of literal numbers (None for anything else)."""
+    if not numbers or len(numbers) > MAX_LENGTH or not all(isinstance(v, (int, float)) for v in numbers):
+        return None
+    values = tuple(float(v) for v in numbers)
     return Series(values, values, values)
 
 
