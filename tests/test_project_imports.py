@@ -73,6 +73,12 @@ EXPECTED = {
         ("reqpkg/biases.py", 27, "POS201", "buffer 'slopes' and multiply absolute positions"),
         ("reqpkg/biases.py", 30, "POS201", "cast to the activation dtype (scores.dtype)"),
     ],
+    "method_elsewhere": [
+        # rope.py calls update() only from the constructor; the encoder, holding what the
+        # factory built, calls it in forward, after model.to(). FixedRotary's refresh() is called
+        # elsewhere only while the encoder is built (a near-miss).
+        ("methpkg/rope.py", 15, "POS106", "upcast at use"),
+    ],
     "cycle": [
         ("cyc/freqs.py", 11, "POS101", "(cyc/positions.py:7)"),
         ("cyc/positions.py", 11, "POS101", "explicit torch.float16"),
@@ -249,6 +255,8 @@ MODULE_NAMES = {
     "two_hops": ["hoppkg", "bias", "attention", "block"],
     "flag_elsewhere": ["flagpkg", "rotary", "attention"],
     "cycle": ["cyc", "freqs", "positions"],
+    "method_elsewhere": ["methpkg", "rope", "encoder", "GrowingRotary", "FixedRotary", "build_rope", "update",
+                         "refresh", "Encoder"],
     "inherited_buffer": ["ibuf", "base", "angles", "other"],
     "callers_elsewhere": ["phasepkg", "tables", "model", "head", "sincos_table", "resized_sincos_table",
                           "passed_sincos_table", "construction_angles", "forward_angles", "PatchEmbed", "Head"],

@@ -307,10 +307,14 @@ class Interpreter:
 
     # ---- other modules of the project ------------------------------------------------------
 
-    def _phases_elsewhere(self, fn: FunctionInfo) -> Optional[Set[bool]]:
-        """The phases in which the other modules of this module's package call its function ``fn``."""
+    def _phases_elsewhere(self, fn: FunctionInfo, producers: Sequence[str] = ()) -> Optional[Set[bool]]:
+        """The phases in which the other modules of this module's package call its function ``fn``;
+        for a method, on the instances they hold, built by ``producers`` (its class, factories)."""
         if not self.module_name:
             return None
+        if fn.cls is not None:
+            return self.project.method_phases_elsewhere(self.module_name, list(producers), fn.name,
+                                                        self.facts.source(fn.node))
         return self.project.phases_elsewhere(self.module_name, fn.name, self.facts.source(fn.node))
 
     def _imported(self, qual: str) -> Optional[object]:

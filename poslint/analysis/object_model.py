@@ -300,7 +300,7 @@ class ModuleModel:
 
     def __init__(self, tree: ast.Module, names, class_names: Set[str],
                  resolve_class: Optional[Callable[[ast.AST], Optional[ClassInfo]]] = None,
-                 phases_elsewhere: Optional[Callable[[FunctionInfo], Optional[Set[bool]]]] = None):
+                 phases_elsewhere: Optional[Callable[..., Optional[Set[bool]]]] = None):
         self.tree = tree
         self.names = names
         self.class_names = class_names  # every class defined in the file, at any depth
@@ -419,6 +419,31 @@ class ModuleModel:
             return tuple(dict.fromkeys(self._class_tables().get(func.value.id, ())))
         return ()
 
+    def factories_of(self, cls: str) -> List[str]:
+        """The module-level functions of this file that may return an instance of ``cls``."""
+        return [name for name, classes in self._factories().items() if cls in classes]
+
+    def phases_of_method_calls(self, producers: Set[str], method: str) -> Optional[Set[bool]]:
+        """The phases in which this module's classes call ``method`` on an instance they hold in
+        ``self.<attr>``, built by a call of one of ``producers`` (qualified names of another
+        module's class and its factories): None where none does, or a caller's phase is unknown."""
+        phases: Set[bool] = set()
+        for cls in self.classes.values():
+            held = {target.attr for node in walk(cls.node) if isinstance(node, ast.Assign)
+                    and isinstance(node.value, ast.Call) and self.names.qualname(node.value.func) in producers
+                    for target in node.targets if is_self_attr(target)}
+            if not held:
+                continue
+            for fn in cls.methods.values():
+                for node in walk(fn.node):
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                            and node.func.attr == method and is_self_attr(node.func.value) \
+                            and node.func.value.attr in held:
+                        if fn.runtime and not fn.phase_known:
+                            return None
+                        phases.add(fn.runtime)
+        return phases or None
+
     def _factories(self) -> Dict[str, Tuple[str, ...]]:
         """Module-level functions whose every ``return`` builds an instance of a class of this file
         (or returns None): the classes each may return."""
@@ -447,7 +472,7 @@ class ModuleModel:
                             self._tables[target.id] = [v.id for v in stmt.value.values]
         return self._tables
 
-    def compute_runtime(self, phases_elsewhere: Optional[Callable[[FunctionInfo], Optional[Set[bool]]]]) -> None:
+    def compute_runtime(self, phases_elsewhere: Optional[Callable[..., Optional[Set[bool]]]]) -> None:
         """A function is construction-only when it is a construction root, or every caller
         in this module is construction-only. Everything else may run in the forward path.
         ``phases_elsewhere``: a free function -> the phases (``runtime`` flags) its callers in other
@@ -474,21 +499,27 @@ class ModuleModel:
             if callee:
                 callee.callers.add("<module>")
         by_qual = {fn.qual: fn for fn in all_fns}
-        construction = {"<module>", CALLED_ELSEWHERE_AT_CONSTRUCTION}
-        construction |= {fn.qual for fn in all_fns if fn.name in CONSTRUCTION_ROOTS and fn.cls}
-        construction |= self._calls_from_imported_bases()
+        roots = {"<module>", CALLED_ELSEWHERE_AT_CONSTRUCTION}
+        roots |= {fn.qual for fn in all_fns if fn.name in CONSTRUCTION_ROOTS and fn.cls}
+        roots |= self._calls_from_imported_bases()
         if phases_elsewhere is not None:
             for fn in self.functions.values():
                 if not fn.callers:  # a free function this module never calls: maybe its package does
                     fn.callers |= {CALLED_ELSEWHERE_AFTER_CONSTRUCTION if runtime else CALLED_ELSEWHERE_AT_CONSTRUCTION
                                    for runtime in phases_elsewhere(fn) or ()}
-        changed = True
-        while changed:
-            changed = False
+        construction = _closed_under_callers(all_fns, roots)
+        if phases_elsewhere is not None:
+            # A method only construction calls here (``update()`` from ``__init__``) may be called
+            # by the modules that hold an instance, after construction (a parent's forward).
+            found_elsewhere = False
             for fn in all_fns:
-                if fn.qual not in construction and fn.callers and fn.callers <= construction:
-                    construction.add(fn.qual)
-                    changed = True
+                if fn.cls is not None and fn.qual in construction and fn.name not in CONSTRUCTION_ROOTS \
+                        and fn.callers and True in (phases_elsewhere(fn, [fn.cls.name] + self.factories_of(fn.cls.name))
+                                                    or ()):
+                    fn.callers.add(CALLED_ELSEWHERE_AFTER_CONSTRUCTION)
+                    found_elsewhere = True
+            if found_elsewhere:
+                construction = _closed_under_callers(all_fns, roots)
         for qual, fn in by_qual.items():
             fn.runtime = qual not in construction
             fn.phase_known = not (fn.cls is not None and not fn.callers and fn.name not in ("forward", "__call__")
@@ -663,6 +694,19 @@ def _is_main_guard(test: ast.AST) -> bool:
 
 # What an instantiation that unpacks ``**kwargs`` passes to a parameter it does not name: not a literal.
 UNPACKED_ARGUMENT = ast.Name(id="**kwargs", ctx=ast.Load())
+
+
+def _closed_under_callers(functions: List[FunctionInfo], construction: Set[str]) -> Set[str]:
+    """``construction`` with every function whose callers are all in it, repeatedly."""
+    construction = set(construction)
+    changed = True
+    while changed:
+        changed = False
+        for fn in functions:
+            if fn.qual not in construction and fn.callers and fn.callers <= construction:
+                construction.add(fn.qual)
+                changed = True
+    return construction
 
 
 def _passed_by(init: ast.AST, calls: List[ast.Call]) -> Optional[Dict[str, List[Optional[ast.AST]]]]:

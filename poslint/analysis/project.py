@@ -172,6 +172,23 @@ class Project:
             phases |= found
         return phases
 
+    def method_phases_elsewhere(self, module: str, producers: List[str], method: str, text: str) -> Optional[Set[bool]]:
+        """The phases in which the other modules of the package call ``method`` on instances they
+        hold of a class of the host ``module``, built by one of ``producers`` (the class's name and
+        the host's factories returning it); None when that is not known (as :meth:`phases_elsewhere`)."""
+        if not self.may_matter(text):
+            return None
+        importers = sorted({importer for name in producers for importer in self.source.importers(module, name)})
+        if not importers or len(importers) > MAX_IMPORTERS:
+            return None
+        qualified = {f"{module}.{name}" for name in producers}
+        phases: Set[bool] = set()
+        for importer in importers:
+            unit = self.unit(importer)
+            found = unit.interpreter.model.phases_of_method_calls(qualified, method) if unit else None
+            phases |= found or set()
+        return phases or None
+
     def instantiations_elsewhere(self, module: str, cls: str, init: ast.AST) -> Optional[Dict[str, List[Optional[ast.AST]]]]:
         """What the other modules of the package pass to each parameter of the constructor
         ``init`` of the host ``module``'s class ``cls`` (see ObjectModel.instantiation_arguments),
