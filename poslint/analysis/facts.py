@@ -195,6 +195,9 @@ class ModuleFacts:
     handoffs: List[Handoff] = field(default_factory=list)
     # Product sites whose result reached cos/sin/polar: certainly rotary.
     rotary_products: Set[NodeKey] = field(default_factory=set)
+    # A product (by key) of bounded positions and known frequencies -> the largest angle its angles
+    # reach at cos/sin, with the literal scalings on the way (``x * scales * math.pi``)
+    largest_angles: Dict[NodeKey, float] = field(default_factory=dict)
     # Sites (products, casts) whose result reached both cos and sin: a rotation's angles.
     rotations: Set[NodeKey] = field(default_factory=set)
     # Product sites whose result escapes as a float tensor: returned, stored, passed to a call
@@ -281,11 +284,13 @@ class ModuleFacts:
 
     def cos_sin_cast_after(self, product: Product) -> bool:
         """Whether cos/sin computed from this product are cast to an explicit dtype afterwards,
-        so that computing the product in float32 leaves the outputs' dtypes as they were."""
+        so that computing the product in float32 leaves the outputs' dtypes as they were. Where
+        callers give the product different precisions, a cast counts for the callers whose cos/sin
+        have this product's precision (another caller's cast leaves this one's outputs as they are)."""
         if self._cast_trig_products is None:  # read once the analysis is done: one pass over the casts
-            self._cast_trig_products = {key for cast in self.casts if cast.before.has(Role.TRIG)
+            self._cast_trig_products = {(key, cast.before.prec) for cast in self.casts if cast.before.has(Role.TRIG)
                                         for key in cast.before.products}
-        return node_key(product.node) in self._cast_trig_products
+        return (node_key(product.node), product.result.prec) in self._cast_trig_products
 
     def holds(self, node: ast.AST) -> bool:
         """Whether ``node`` is in this module's tree (and not another module's)."""

@@ -353,6 +353,7 @@ class Interpreter:
         if borrowed is None:
             facts = ModuleFacts(tree=self.facts.tree, text=self.facts.text, index=self.facts.index, names=self.names)
             facts.rotary_products, facts.escaped = host.facts.rotary_products, host.facts.escaped
+            facts.largest_angles = host.facts.largest_angles
             facts.linted_ref = weakref.ref(host.facts)
             facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
             facts.built_at_construction = self.built_at_construction
@@ -1637,6 +1638,13 @@ class Interpreter:
             # Fourier features, whose frequencies grow with the channel instead of decaying.
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
             factor = factor.with_(roles=(factor.roles - {Role.GROWTH, Role.GROWTH2}) | {Role.FREQS})
+        elif self.sinks.rotation(key) and is_grid(a) and is_grid(b) and _channel_vector(a) != _channel_vector(b) \
+                and not _along_channels(b if _channel_vector(a) else a):
+            # Two grids, one a vector that broadcasting lays along the last axis, the other varying
+            # along earlier ones, into cos and sin: the vector indexes the channels, so it is the
+            # frequencies (perceiver's Fourier bands ``linspace(1, max_freq / 2, n)``).
+            factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _channel_vector(a) else (b, b_node, a, a_node)
+            factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.FREQS})
         elif key in self.sinks.attention and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a):
             # A position grid times something unknown, handed to attention as a bias: the
             # something is ALiBi's per-head slopes (a constructor argument, a buffer, a parameter).
@@ -1688,7 +1696,8 @@ class Interpreter:
         roles = {Role.ANGLES if kind == "rope" else Role.BIAS}
         result = result.with_(roles=frozenset(roles), products=pos.products | factor.products | {key},
                               recent=frozenset({key}), relative=pos.relative if kind == "alibi" else None,
-                              ndim=None, axis=None, thin=pos.thin, is_complex=False, grids=pos.grids)
+                              ndim=None, axis=None, thin=pos.thin, is_complex=False, grids=pos.grids,
+                              magnitude=_largest_angle(pos, factor))
         if pos.axes:
             self.facts.grid_axes[key] = max(self.facts.grid_axes.get(key, 1), pos.axes)
         self._record(Product(node, op, kind, pos, pos_node, factor, factor_node, result, frame.site()),
@@ -2191,6 +2200,10 @@ class Interpreter:
         if angle.is_complex:  # cos of a complex spectrum: no rotation's angles are complex
             return angle.with_(roles=frozenset())
         self._mark_rotary(angle, which)
+        if angle.magnitude is not None and self.recording:
+            # the largest angle each product's angles reach here, literal scalings since included
+            for key in angle.recent:
+                self.facts.largest_angles[key] = max(self.facts.largest_angles.get(key, 0.0), angle.magnitude)
         self._record(Trig(node, angle, frame.site()), ("trig", node_key(node), angle, frame.site()))
         prec = angle.prec
         if angle.is_tensor and prec is Prec.INT:
@@ -2682,6 +2695,13 @@ def _shifted_extent(op: ast.operator, left: Value, right: Value) -> Optional[int
     return left.extent if math.log2(divisor).is_integer() else None
 
 
+def _largest_angle(positions: Value, factor: Value) -> Optional[float]:
+    """The largest angle of bounded positions times frequencies the code fixes, else None."""
+    if positions.magnitude is None or factor.series is None or not factor.series.exact:
+        return None
+    return positions.magnitude * max(abs(f) for f in factor.series.exact)
+
+
 def _magnitude(op: ast.operator, left: Value, right: Value) -> Optional[float]:
     """The largest magnitude of a continuous arithmetic result the code bounds: a tensor divided by
     a total of what it counts (``counts / counts.sum()``, ``(y - 0.5) / (y[:, -1:] + eps)``: 1), and a
@@ -3011,6 +3031,17 @@ def _held_instance(classes: Sequence[ClassInfo]) -> Value:
     return _joined([Value(sort=Sort.INSTANCE, payload=c, payload_key=c.name) for c in classes])
 
 
+def _channel_vector(value: Value) -> bool:
+    """A vector along the last axis (1-D, or every other dim of size 1): in a product with a tensor
+    of more dimensions, it runs along that tensor's last axis."""
+    return value.axis == -1 and (value.ndim == 1 or bool(value.thin))
+
+
+def _along_channels(value: Value) -> bool:
+    """A grid that may vary along the last axis itself (a product with a vector is elementwise)."""
+    return value.axis == -1 or value.ndim == 1
+
+
 def _joined(values: Sequence[Value]) -> Value:
     """The join of what each of several alternatives gives."""
     return functools.reduce(merge, values) if values else UNKNOWN
@@ -3097,19 +3128,21 @@ def _index_axes(value: Value, index: ast.AST) -> Tuple[Optional[int], Optional[i
     if value.ndim is None or value.axis is None:
         return None, None
     elts = index.elts if isinstance(index, ast.Tuple) else [index]
-    if any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in elts):
-        pos = next(i for i, e in enumerate(elts) if isinstance(e, ast.Constant) and e.value is Ellipsis)
+    if any(_is_ellipsis(e) for e in elts):
+        pos = next(i for i, e in enumerate(elts) if _is_ellipsis(e))
         after = elts[pos + 1:]
         if any(not _is_slice_or_none(e) for e in after):
             return None, None
         consumed_after = sum(1 for e in after if isinstance(e, ast.Slice))
         new_after = len(after)
+        # ``t[(*(None,) * k, ...)]``: leading dims of a count the code computes; the axis from the end stays
+        ndim = None if any(isinstance(e, ast.Starred) for e in elts[:pos]) else value.ndim - consumed_after + new_after
         if value.axis >= -consumed_after:
             # the varying axis is among the trailing sliced dims
             slices = [i for i, e in enumerate(after) if isinstance(e, ast.Slice)]
             k = slices[consumed_after + value.axis]
-            return value.ndim - consumed_after + new_after, k - new_after
-        return value.ndim - consumed_after + new_after, value.axis - (new_after - consumed_after)
+            return ndim, k - new_after
+        return ndim, value.axis - (new_after - consumed_after)
     dims = []  # for each old dim: kept (new index) or None
     new_index = 0
     old = 0
@@ -3133,6 +3166,11 @@ def _index_axes(value: Value, index: ast.AST) -> Tuple[Optional[int], Optional[i
     if vary_old < 0 or vary_old >= len(dims) or dims[vary_old] is None:
         return new_index, None
     return new_index, dims[vary_old] - new_index
+
+
+def _is_ellipsis(e: ast.AST) -> bool:
+    """``...``, or the builtin name that holds it (an index built as a tuple: ``(*nones, Ellipsis)``)."""
+    return (isinstance(e, ast.Constant) and e.value is Ellipsis) or (isinstance(e, ast.Name) and e.id == "Ellipsis")
 
 
 def _is_slice_or_none(e: ast.AST) -> bool:

@@ -191,17 +191,23 @@ def _first_position(reached, last: int) -> int:
     return high
 
 
-def rounded_continuous_positions(magnitude: float, factor, float16: bool = False) -> Optional[str]:
+def rounded_continuous_positions(magnitude: float, factor, float16: bool = False,
+                                 largest_angle: Optional[float] = None) -> Optional[str]:
     """What 16 bits do to continuous positions of at most ``magnitude`` (a normalised grid, diffusion
-    times ``1000 * t``) multiplied by ``factor``'s frequencies (the code's table, else at most 1):
+    times ``1000 * t``) multiplied by ``factor``'s frequencies (the code's table, else at most 1), or
+    into angles up to ``largest_angle`` (the table times what scales the angles on their way to cos/sin):
     None when the angles move by under 0.03 rad."""
     table = frequency_table(factor)
     frequency = max(table.exact) if table is not None else 1.0
+    scaled = largest_angle is not None and magnitude and largest_angle / magnitude > frequency
+    if scaled:
+        frequency = largest_angle / magnitude
     step = _half_step(magnitude, 11 if float16 else 8)
     if step * frequency < NEGLIGIBLE_ANGLE_ERROR:
         return None
+    angles = f", and angles up to {largest_angle:.3g} rad by up to {step * frequency:.2g} rad" if scaled else ""
     return (f"values up to {magnitude:.4g} keep {11 if float16 else 8} significant bits in "
-            f"{'float16' if float16 else 'bfloat16'}: they move by up to {step:.2g}")
+            f"{'float16' if float16 else 'bfloat16'}: they move by up to {step:.2g}{angles}")
 
 
 def unknown_kind(extent) -> str:

@@ -1,4 +1,4 @@
-from poslint.analysis import Role
+from poslint.analysis import Role, node_key
 from poslint.analysis.lattice import BF16_EXACT_UP_TO, FP16_EXACT_UP_TO
 from poslint.fix.blocks import float32_site_fix, make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
@@ -164,8 +164,10 @@ class Rotary(torch.nn.Module):
 def _continuous(facts, product, magnitude):
     """Continuous positions the code bounds (``linspace(-1, 1, n)``, a normalised running count,
     diffusion times ``1000 * t``): reported where 16 bits move their angles by 0.03 rad or more."""
+    largest_angle = facts.largest_angles.get(node_key(product.node))
     for origin in product.positions.precision_losses():
-        said = rounded_continuous_positions(magnitude, product.factor, float16=origin.float16)
+        said = rounded_continuous_positions(magnitude, product.factor, float16=origin.float16,
+                                            largest_angle=largest_angle)
         if said is not None and not origin.exact:
             yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{said}",
                           positions_fix(facts, product, origin.node))
