@@ -40,7 +40,8 @@ class LowPrecisionPositions(Rule):
     a running count divided by its total: `counts / counts.sum(-1, keepdim=True)`,
     `(y - 0.5) / (y[:, -1:] + eps)`, and such values times or plus a literal: `1000 * t`,
     `* 2 * math.pi`) are judged by their angles instead: 16 bits move a value by up to half a
-    step at its largest magnitude, times the largest frequency (the code's table, else 1), and
+    step at its largest magnitude, times the largest frequency (the code's table, else 1, and
+    with the literal scalings the angles get on their way to cos/sin: `x * scales * math.pi`), and
     under 0.03 rad nothing is reported. An input of unknown range (a time, a scale) multiplied by
     frequencies drawn at random (learned Fourier features, `nn.Parameter(torch.randn(n))`) is
     reported with what 16 bits do to each angle: 0.4% of it in bfloat16. Default-dtype findings are made only in
