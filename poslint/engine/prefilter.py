@@ -154,8 +154,12 @@ ROLE_BIRTHS_REVIEWED = {
     # FREQS, SLOPES: the unknown operand of a product confirmed by cos/sin, or by attention;
     # POSITIONS: guessed angles that a product with FREQS takes as its positions (it has a factor);
     # FREQS again: guessed angles (a product with FREQS) that positions multiply, blended frequencies;
-    # and a growing power (GROWTH, GROWTH2: the power of (4)) that positions multiply into cos/sin
-    "product": ("ANGLES", "BIAS", "FREQS", "FREQS", "FREQS", "POSITIONS", "SLOPES"),
+    # and a growing power (GROWTH, GROWTH2: the power of (4)) that positions multiply into cos/sin;
+    # FREQS again: of two POSITIONS grids into cos/sin, the vector along the last axis (sink and
+    # positional words of (1))
+    "product": ("ANGLES", "BIAS", "FREQS", "FREQS", "FREQS", "FREQS", "POSITIONS", "SLOPES"),
+    # roles.TABLE_ROLES: a constant that tests and removes roles (a table's spacings), gives none
+    "<module>": ("FREQS", "SLOPES"),
     # FREQS: exp of POSITIONS/FREQ_INDEX (3), exp of a linspace of logarithms (3), reciprocal of a growth
     "_tensor_method": ("FREQS", "FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
     # ROTARY_COMPLEX: polar, and view_as_complex/complex of cos/sin (TRIG, which needs a product)
