@@ -73,11 +73,21 @@ EXPECTED = {
         ("reqpkg/biases.py", 27, "POS201", "buffer 'slopes' and multiply absolute positions"),
         ("reqpkg/biases.py", 30, "POS201", "cast to the activation dtype (scores.dtype)"),
     ],
+    "helper_twice": ["twicepkg", "emb", "model", "model_f32", "CombinedGuidance", "Timesteps", "Flux",
+                     "get_timestep_embedding", "time_proj", "time_text_embed"],
     "method_elsewhere": [
         # rope.py calls update() only from the constructor; the encoder, holding what the
         # factory built, calls it in forward, after model.to(). FixedRotary's refresh() is called
         # elsewhere only while the encoder is built (a near-miss).
         ("methpkg/rope.py", 15, "POS106", "upcast at use"),
+    ],
+    "helper_twice": [
+        # One embedding module projects the timestep and then the guidance through the same helper;
+        # the host's first round does not reach the call (it learns the attribute there), and the
+        # first projection must not be taken for plain arithmetic because the helper's sin/cos were
+        # not seen yet. model_f32.py keeps both float32 (a near-miss).
+        ("twicepkg/model.py", 13, "POS101", "positions take the activation dtype (hidden_states.dtype)"),
+        ("twicepkg/model.py", 14, "POS101", "positions take the activation dtype (hidden_states.dtype)"),
     ],
     "cycle": [
         ("cyc/freqs.py", 11, "POS101", "(cyc/positions.py:7)"),
@@ -255,6 +265,8 @@ MODULE_NAMES = {
     "two_hops": ["hoppkg", "bias", "attention", "block"],
     "flag_elsewhere": ["flagpkg", "rotary", "attention"],
     "cycle": ["cyc", "freqs", "positions"],
+    "helper_twice": ["twicepkg", "emb", "model", "model_f32", "CombinedGuidance", "Timesteps", "Flux",
+                     "get_timestep_embedding", "time_proj", "time_text_embed"],
     "method_elsewhere": ["methpkg", "rope", "encoder", "GrowingRotary", "FixedRotary", "build_rope", "update",
                          "refresh", "Encoder"],
     "inherited_buffer": ["ibuf", "base", "angles", "other"],

@@ -169,6 +169,8 @@ class Interpreter:
         self._borrowed: Dict[tuple, Borrowed] = {}  # as host: facts other modules recorded for its calls
         # as host: each other module's call memo, for calls made directly or through another module, per round
         self._borrowed_memos: Dict[Tuple[int, bool], dict] = {}
+        # as host: the calls into other modules its first round made (by module, anchor and context)
+        self._borrowed_in_first_round: Set[tuple] = set()
         # As an imported module: results of calls that depend on their arguments alone (see call_for).
         self.summaries: Dict[tuple, Value] = {}
         self.ran = False
@@ -246,6 +248,7 @@ class Interpreter:
         tree = self.facts.tree
         entries = self.model.entry_points()
         inherited = self._inherited_construction()
+        self._borrowed_in_first_round = set()
         # Round 1 learns what each attribute holds; round 2 records facts with that knowledge.
         for recording in (False, True):
             self.recording = recording
@@ -361,12 +364,21 @@ class Interpreter:
         before = host._observed(borrowed.facts)
         saved = (self.facts, self._seen_facts, self.recording, self.memo, self.sinks, self._next_attrs,
                  self.cast_candidates, self.anchor, self.follows_imports, self.through_other)
-        self.facts, self._seen_facts, self.recording, self.memo = borrowed.facts, borrowed.seen, host.recording, \
-            host._borrowed_memos.setdefault((id(self), requester is not host), {})
+        self.facts, self._seen_facts = borrowed.facts, borrowed.seen
         self.sinks, self._next_attrs, self.cast_candidates = host.sinks, {}, host.cast_candidates
         self.anchor, self.follows_imports, self.through_other = (host, anchor), True, requester is not host
+        memo = host._borrowed_memos.setdefault((id(self), requester is not host), {})
+        made = (id(self), id(anchor), context)
+        # A call the host's first round did not make (through an attribute that round learns) is
+        # rehearsed unrecorded first, as a round: its products learn where their results go (a
+        # second call of a helper must not be the first to know that the first one's reach sin).
+        rounds = (False, True) if host.recording and made not in host._borrowed_in_first_round else (host.recording,)
+        if not host.recording:
+            host._borrowed_in_first_round.add(made)
         try:
-            result = self.call(fn, args, kwargs, self_value, caller)
+            for recording in rounds:
+                self.recording, self.memo = recording, memo if recording == host.recording else {}
+                result = self.call(fn, args, kwargs, self_value, caller)
         finally:
             (self.facts, self._seen_facts, self.recording, self.memo, self.sinks, self._next_attrs,
              self.cast_candidates, self.anchor, self.follows_imports, self.through_other) = saved
