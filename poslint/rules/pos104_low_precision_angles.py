@@ -17,7 +17,8 @@ class LowPrecisionAngles(Rule):
     (`register_buffer("freqs_cis", None)`) and only the forward path fills: the conversion
     between construction and forward finds nothing in it. A buffer that construction builds and
     forward rebuilds only past its length (`if n > len(cache): self.cache = ...`) is reported
-    once, where construction builds it: the usual path reads the converted table. A random draw
+    once, where construction builds it: the usual path reads the converted table; so is a table
+    that later construction steps write back (a scaling of the same buffer). A random draw
     (torch's or numpy's) or a phase (`atan2`, `angle()`, within [-pi, pi]) cast and fed to cos
     and sin is not angles of positions, and neither is a value scaled on its way to them
     (`sin(t * pi / 2)` of a timestep cast to 16 bits is a phase of at most a quarter turn).
@@ -123,6 +124,7 @@ def rope(x, inv_freq):
                     and after.prec is not Prec.UNKNOWN:  # a known real dtype, not an unknown .to(arg)
                 yield Finding(cast.node, f"complex rotation is cast to the real dtype {after.origin.reason}, "
                                          "which drops the imaginary part (sin)")
+        reported = set()  # (class, attribute, the angle products held): one table, reported once
         for store in facts.stores:
             if store.storage == "plain" or not facts.value_reads(store.attr, facts.related_classes(store.cls)):
                 continue  # a tensor the forward path never reads cannot hurt
@@ -136,6 +138,10 @@ def rope(x, inv_freq):
                                           "model.to(torch.bfloat16) makes it real, dropping sin",
                               float32_copy_fix(facts, store.attr, store.cls, value.is_complex))
             elif value.has(Role.ANGLES) and value.products & rotary:
+                table = (store.cls, store.attr, frozenset(value.products & rotary))
+                if table in reported:
+                    continue  # the same angles written back by a later step (a scaling of the table)
+                reported.add(table)
                 consequence = rounded_angles(facts, value)
                 if consequence is not None:
                     yield Finding(store.node, f"angles kept in {store.storage} '{store.attr}'; model.to("
