@@ -1,11 +1,12 @@
 import ast
 
-from poslint.analysis import Prec
+from poslint.analysis import Prec, Role
 from poslint.analysis.lattice import BF16_EXACT_UP_TO
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import atom, enclosing_statement, replace, simple_name, torch_attr, wrap_in_block
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import distinct_positions, grid_extent, rounded_frequencies
+from poslint.rules.consequences import (distinct_positions, drawn_at_random, grid_extent, random_frequencies,
+                                        rounded_frequencies)
 
 LOWERED_ON_CPU_TOO = frozenset({"matmul", "@", "mm", "bmm", "baddbmm", "addbmm", "addmm", "linear"})
 
@@ -33,7 +34,8 @@ class AutocastAngleProduct(Rule):
     bfloat16, so only the rounded frequencies and the bfloat16 product count, and it is not
     reported when they move its angles by less than 0.03 rad (with the code's own frequency table
     where its dim and base are literals or configuration defaults, else head dim 128 and base
-    10000).
+    10000). An input of unknown range times frequencies drawn at random (learned Fourier
+    features) is reported with what 16 bits do to each angle: 0.4% of it in bfloat16.
 
     ## Why is this bad?
     Autocast runs these ops in 16 bits even when both inputs are float32: in float16 by default on
@@ -149,6 +151,8 @@ def rope(x, inv_freq):
                 if consequence is None:
                     continue
                 consequence += assumed
+            elif not product.positions.has(Role.POSITIONS) and drawn_at_random(product.factor):
+                consequence = random_frequencies()  # an input of unknown range: each angle moves relatively
             else:
                 consequence = distinct_positions(extent).replace(" in bfloat16", "")
             where = "CPU" if on_cpu else "CUDA and CPU" if product.op in LOWERED_ON_CPU_TOO else "CUDA"
