@@ -482,7 +482,7 @@ class ModuleModel:
         for cls in self.classes.values():
             for base in cls.mro()[1:]:
                 self.subclasses.setdefault(base.name, []).append(cls)
-        stored = self._stored_lambdas()
+        stored = self._stored_callables()
         deferred = {id(node) for lambdas in stored.values() for _, lam in lambdas for node in walk(lam)}
         for fn in all_fns:
             for callee in self.syntactic_callees(fn, deferred):
@@ -622,15 +622,17 @@ class ModuleModel:
         """The calls under ``node`` (a function or lambda), nested functions included."""
         return [child for child in walk(node) if isinstance(child, ast.Call)]
 
-    def _stored_lambdas(self) -> Dict[Tuple[ClassInfo, str], List[Tuple[FunctionInfo, ast.Lambda]]]:
-        """Lambdas that a method stores in ``self.<attr>`` (``self.basis = lambda t: fourier(t, n)``,
-        one per branch of an ``if`` or not), with the method: what they call runs where
-        ``self.<attr>(...)`` is called, not where they are written."""
-        stored: Dict[Tuple[ClassInfo, str], List[Tuple[FunctionInfo, ast.Lambda]]] = {}
+    def _stored_callables(self) -> Dict[Tuple[ClassInfo, str], List[Tuple[FunctionInfo, ast.AST]]]:
+        """Lambdas and bound methods that a method stores in ``self.<attr>`` (``self.basis = lambda
+        t: fourier(t, n)``, ``self.forward = self._forward_mistral``; one per branch of an ``if`` or
+        not), with the method: what they call runs where ``self.<attr>(...)`` is called (for
+        ``forward``, where the module is called), not where they are written."""
+        stored: Dict[Tuple[ClassInfo, str], List[Tuple[FunctionInfo, ast.AST]]] = {}
         for cls in self.classes.values():
             for method in cls.methods.values():
                 for node in walk(method.node):
-                    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+                    if isinstance(node, ast.Assign) and (isinstance(node.value, ast.Lambda) or (
+                            is_self_attr(node.value) and cls.lookup_method(node.value.attr) is not None)):
                         for target in node.targets:
                             if is_self_attr(target):
                                 stored.setdefault((cls, target.attr), []).append((method, node.value))
