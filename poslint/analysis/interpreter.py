@@ -49,13 +49,13 @@ from poslint.analysis.lattice import (
 from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, annotation_parts, bound_arguments,
                                            is_autocast_off_call, is_self_attr, is_static, literal_defaults,
-                                           lookup_instances, parameter_attrs, parameter_kinds, tail_name)
+                                           held_names, lookup_instances, parameter_attrs, parameter_kinds, tail_name)
 from poslint.analysis import series as series_ops
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_held, module_state, negated, operand_identity, power_role, sign_of,
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
-from poslint.analysis.torch_api import (BOUND_BREAKING, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
+from poslint.analysis.torch_api import (BOUND_BREAKING, LINEAR_MODULES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
@@ -144,6 +144,14 @@ class _MethodOf:
 
     owner: Value
     name: str
+
+
+class _LinearModule:
+    """``nn.Linear(...)``: called, ``x @ weight.T`` with a parameter drawn at random, which
+    ``module.to()`` converts with the module that holds it. Every one is alike here."""
+
+
+LINEAR_MODULE = Value(sort=Sort.CALLABLE, payload=_LinearModule(), payload_key=("linear-module",))
 
 
 @dataclass(frozen=True, eq=False)
@@ -1240,6 +1248,8 @@ class Interpreter:
             if method is not None:
                 return Value(sort=Sort.CALLABLE, payload=(method, frame.env.get("self", UNKNOWN)),
                              payload_key=("method", method.qual))
+            if held_names(cls, name) & LINEAR_MODULES:  # (what the first round cannot know yet)
+                return LINEAR_MODULE
             return _held_instance(lookup_instances(cls, name, self.classes))
         if found[1].sort is Sort.OTHER and not found[1].roles and found[1].payload is None:
             # ``self.impl: Impl = table[kind](...)``: what evaluation could not tell, the class can.
@@ -1905,12 +1915,24 @@ class Interpreter:
             forward = payload.lookup_method("forward")
             if forward is not None:
                 return self.call(forward, args, kwargs, callee, frame)
+        if isinstance(payload, _LinearModule) and args and frame.runtime and isinstance(self._call_site, ast.Call) \
+                and self._call_site.args:
+            return self._linear_call(self._call_site, args[0], frame)
         if isinstance(payload, _Chain) and args:
             value = args[0]
             for module in payload.modules:
                 value = self.call_value(module, [value], frame) or UNKNOWN_TENSOR
             return value
         return None
+
+    def _linear_call(self, call: ast.Call, x: Value, frame: Frame) -> Value:
+        """``self.proj(x)`` of an ``nn.Linear`` in forward: ``x`` times its weight, a parameter that
+        ``module.to()`` has converted and that was drawn at random (learned Fourier features)."""
+        reason = f"parameter '{self.facts.source(call.func).removeprefix('self.')}.weight'"
+        weight = tensor(Prec.CONVERTED, Origin.at(call.func, reason, Prec.CONVERTED),
+                        products=frozenset({RANDOM_DRAW}), ndim=2)
+        return self.product(call, "linear", x, call.args[0], weight, call.func, frame) or \
+            tensor(self.promote(x, weight, call, frame, division=False).prec, recent=self._trace(call, x, weight))
 
     def _dtype_arg(self, kwargs: Dict[str, Value], node: Optional[ast.Call] = None) -> Optional[Value]:
         """The ``dtype=`` argument as a dtype value; None when absent or ``None``."""
@@ -1952,6 +1974,8 @@ class Interpreter:
                 return Value(sort=Sort.PYFLOAT if name not in ("floor", "ceil") else Sort.PYINT, roles=roles,
                              payload_key=series_ops.folded_call(name, [_const_number(a) for a in args]))
             return UNKNOWN
+        if qual in LINEAR_MODULES:
+            return LINEAR_MODULE
         if qual in SEQUENTIAL_CONTAINERS and not kwargs:
             modules = tuple(args)
             if any(m.sort is Sort.INSTANCE for m in modules):

@@ -14,7 +14,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 from poslint.analysis.facts import WILDCARD, family_matches
 from poslint.analysis.lattice import Value
 from poslint.analysis.subtrees import index_module, walk
-from poslint.analysis.torch_api import (ANNOTATION_KINDS, CONSTRUCTION_ROOTS, CONVERSION_HOOKS, DEVICE_ATTRIBUTES,
+from poslint.analysis.torch_api import (ANNOTATION_KINDS, LINEAR_MODULES, CONSTRUCTION_ROOTS, CONVERSION_HOOKS, DEVICE_ATTRIBUTES,
                                         DTYPE_ATTRIBUTES,
                                         MODULE_REGISTRATIONS)
 
@@ -222,6 +222,15 @@ def is_static(node: ast.AST) -> bool:
     return False
 
 
+def held_names(cls: ClassInfo, attr: str) -> Set[str]:
+    """The names of the classes (of this file, or torch's modules that hold tensors, by qualified
+    name) whose instance ``self.<attr>`` of a ``cls`` may hold."""
+    for c in cls.mro():
+        if attr in c.instance_attrs:
+            return set(c.instance_attrs[attr])
+    return set()
+
+
 def lookup_instances(cls: ClassInfo, attr: str, classes: Dict[str, ClassInfo]) -> List[ClassInfo]:
     """The classes of this file whose instance ``self.<attr>`` of a ``cls`` may hold."""
     for c in cls.mro():
@@ -413,6 +422,8 @@ class ModuleModel:
         func = stmt.value.func
         if isinstance(func, ast.Name) and func.id in self.class_names:
             return (func.id,)
+        if self.names.qualname(func) in LINEAR_MODULES:
+            return (self.names.qualname(func),)
         if isinstance(func, ast.Name):
             return self._factories().get(func.id, ())
         if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name):

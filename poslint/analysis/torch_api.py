@@ -137,6 +137,8 @@ MODULE_REGISTRATIONS = {"register_buffer": "buffer", "register_parameter": "para
 
 # Containers that, called, run their modules in order, each on what the one before returned.
 SEQUENTIAL_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+# A module whose call is ``F.linear(x, weight, bias)`` with a parameter it initialises at random.
+LINEAR_MODULES = frozenset({"torch.nn.Linear", "torch.nn.modules.linear.Linear"})
 
 CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
 

@@ -27,8 +27,8 @@ born in it, or a buffer or parameter meets ``cos``/``sin``/``polar``. Those role
 here (the rest of the interpreter only carries, merges or drops roles), and names give none:
 
 1. a rotary sink (``cos``, ``sin`` or ``polar``) together with a module tensor (the words
-   ``buffer`` or ``parameter``: ``register_buffer``, ``nn.Buffer``, ``nn.Parameter``,
-   ``register_parameter``), with a positional word (below), or with a cast (the words ``to``,
+   ``buffer``, ``parameter`` or ``linear``: ``register_buffer``, ``nn.Buffer``, ``nn.Parameter``,
+   ``register_parameter``, and ``nn.Linear``, whose call multiplies by the weight it holds), with a positional word (below), or with a cast (the words ``to``,
    ``half``, ``bfloat16``, ``type``, ``type_as``); or an attention-bias sink (``attn_mask``,
    ``baddbmm``, ``addbmm``, ``addmm``, ``softmax``, which ``log_softmax`` contains) together
    with a positional word;
@@ -201,7 +201,7 @@ def _alternatives(words) -> str:
 
 
 # (1) module tensors (substrings of the lower-cased code), and rotary sinks (whole words).
-MODULE_TENSOR_WORDS: Tuple[str, ...] = ("buffer", "parameter")
+MODULE_TENSOR_WORDS: Tuple[str, ...] = ("buffer", "parameter", "linear")
 SINK_CALLS: Tuple[str, ...] = ("cos", "sin", "cos_", "sin_", "polar")
 ATTENTION_SINKS: Tuple[str, ...] = ("attn_mask", "baddbmm", "addbmm", "addmm", "softmax")
 CAST_WORDS: Tuple[str, ...] = ("to", "half", "bfloat16", "type", "type_as")
