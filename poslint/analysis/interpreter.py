@@ -146,12 +146,21 @@ class _MethodOf:
     name: str
 
 
+@dataclass(frozen=True)
 class _LinearModule:
-    """``nn.Linear(...)``: called, ``x @ weight.T`` with a parameter drawn at random, which
-    ``module.to()`` converts with the module that holds it. Every one is alike here."""
+    """``nn.Linear(in_features, ...)``: called, ``x @ weight.T`` with a parameter drawn at random,
+    which ``module.to()`` converts with the module that holds it."""
+
+    in_features: Optional[int]
 
 
-LINEAR_MODULE = Value(sort=Sort.CALLABLE, payload=_LinearModule(), payload_key=("linear-module",))
+def _linear_module(in_features: Optional[int]) -> Value:
+    return Value(sort=Sort.CALLABLE, payload=_LinearModule(in_features), payload_key=("linear-module", in_features))
+
+
+# A Linear of this many inputs at most projects coordinates (a time, x and y, x y z): into cos and sin,
+# learned Fourier features. A wider one maps activations (an ISTFT head predicting phases for polar).
+MOST_COORDINATES = 3
 
 
 @dataclass(frozen=True, eq=False)
@@ -1248,8 +1257,8 @@ class Interpreter:
             if method is not None:
                 return Value(sort=Sort.CALLABLE, payload=(method, frame.env.get("self", UNKNOWN)),
                              payload_key=("method", method.qual))
-            if held_names(cls, name) & LINEAR_MODULES:  # (what the first round cannot know yet)
-                return LINEAR_MODULE
+            if held_names(cls, name) & LINEAR_MODULES:  # (the first round: its inputs are not known yet)
+                return _linear_module(None)
             return _held_instance(lookup_instances(cls, name, self.classes))
         if found[1].sort is Sort.OTHER and not found[1].roles and found[1].payload is None:
             # ``self.impl: Impl = table[kind](...)``: what evaluation could not tell, the class can.
@@ -1917,7 +1926,7 @@ class Interpreter:
                 return self.call(forward, args, kwargs, callee, frame)
         if isinstance(payload, _LinearModule) and args and frame.runtime and isinstance(self._call_site, ast.Call) \
                 and self._call_site.args:
-            return self._linear_call(self._call_site, args[0], frame)
+            return self._linear_call(self._call_site, args[0], payload.in_features, frame)
         if isinstance(payload, _Chain) and args:
             value = args[0]
             for module in payload.modules:
@@ -1925,13 +1934,15 @@ class Interpreter:
             return value
         return None
 
-    def _linear_call(self, call: ast.Call, x: Value, frame: Frame) -> Value:
+    def _linear_call(self, call: ast.Call, x: Value, in_features: Optional[int], frame: Frame) -> Value:
         """``self.proj(x)`` of an ``nn.Linear`` in forward: ``x`` times its weight, a parameter that
-        ``module.to()`` has converted and that was drawn at random (learned Fourier features)."""
+        ``module.to()`` has converted and that was drawn at random. An angle product where it
+        projects a few coordinates (learned Fourier features)."""
         reason = f"parameter '{self.facts.source(call.func).removeprefix('self.')}.weight'"
         weight = tensor(Prec.CONVERTED, Origin.at(call.func, reason, Prec.CONVERTED),
                         products=frozenset({RANDOM_DRAW}), ndim=2)
-        return self.product(call, "linear", x, call.args[0], weight, call.func, frame) or \
+        coordinates = in_features is not None and in_features <= MOST_COORDINATES
+        return coordinates and self.product(call, "linear", x, call.args[0], weight, call.func, frame) or \
             tensor(self.promote(x, weight, call, frame, division=False).prec, recent=self._trace(call, x, weight))
 
     def _dtype_arg(self, kwargs: Dict[str, Value], node: Optional[ast.Call] = None) -> Optional[Value]:
@@ -1975,7 +1986,8 @@ class Interpreter:
                              payload_key=series_ops.folded_call(name, [_const_number(a) for a in args]))
             return UNKNOWN
         if qual in LINEAR_MODULES:
-            return LINEAR_MODULE
+            width = _const_number(args[0] if args else kwargs.get("in_features", UNKNOWN))
+            return _linear_module(width if isinstance(width, int) else None)
         if qual in SEQUENTIAL_CONTAINERS and not kwargs:
             modules = tuple(args)
             if any(m.sort is Sort.INSTANCE for m in modules):

@@ -1,9 +1,10 @@
 import ast
 
-from poslint.analysis import Prec
+from poslint.analysis import Prec, Role
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import atom, replace
 from poslint.rules.base import Finding, Rule
+from poslint.rules.consequences import drawn_at_random, random_frequencies
 
 # The matmul-family ops that run as a float32 GEMM, which TF32 (or "medium"'s bfloat16) rounds.
 # einsum is not one for an angle product: with no summed index torch computes it as a broadcast
@@ -32,7 +33,9 @@ class Tf32AngleProduct(Rule):
     an editor, flake8 or stdin) counts only its own settings.
 
     `einsum` is not reported: an outer product written as `einsum("i,j->ij", ...)` sums over no
-    index, and torch computes it as a broadcast multiply, not a GEMM.
+    index, and torch computes it as a broadcast multiply, not a GEMM. An input of unknown range
+    times frequencies drawn at random (learned Fourier features) is reported with what TF32's 11
+    significant bits do to each angle: 0.05% of it.
 
     ## Why is this bad?
     TF32 keeps 10 explicit mantissa bits, so only integers up to 2048 are exact; a float32
@@ -148,9 +151,13 @@ def rope(x, inv_freq):
                 continue
             if product.positions.prec is Prec.F64 or product.factor.prec is Prec.F64:
                 continue  # TF32 rounds float32 matmuls only
+            # an input of unknown range times frequencies drawn at random: each angle moves relatively
+            # (TF32 keeps float16's 11 significant bits)
+            consequence = random_frequencies(float16=True) if not product.positions.has(Role.POSITIONS) \
+                and drawn_at_random(product.factor) else "positions above 2048 are no longer exact"
             yield Finding(product.node,
                           f"angle product uses {product.op}, a float32 matmul that TF32 rounds to 10 mantissa bits "
-                          f"({reason}): positions above 2048 are no longer exact", _elementwise_fix(facts, product))
+                          f"({reason}): {consequence}", _elementwise_fix(facts, product))
 
 
 def _operands(node):
