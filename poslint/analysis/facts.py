@@ -233,7 +233,7 @@ class ModuleFacts:
     _stores: Optional[AttrIndex] = field(default=None, repr=False)
     _read_class: Optional[Dict[int, str]] = field(default=None, repr=False)
     _related: Optional[Dict[str, Set[str]]] = field(default=None, repr=False)
-    _cast_trig_products: Optional[Set[tuple]] = field(default=None, repr=False)
+    _cast_trig_products: Optional[Dict[tuple, List[Cast]]] = field(default=None, repr=False)
 
     def rope_products(self) -> Iterable[Product]:
         """Angle products: frequencies times recognised positions, or times anything when the
@@ -288,9 +288,23 @@ class ModuleFacts:
         callers give the product different precisions, a cast counts for the callers whose cos/sin
         have this product's precision (another caller's cast leaves this one's outputs as they are)."""
         if self._cast_trig_products is None:  # read once the analysis is done: one pass over the casts
-            self._cast_trig_products = {(key, cast.before.prec) for cast in self.casts if cast.before.has(Role.TRIG)
-                                        for key in cast.before.products}
-        return (node_key(product.node), product.result.prec) in self._cast_trig_products
+            self._cast_trig_products = {}
+            for cast in self.casts:
+                if cast.before.has(Role.TRIG):
+                    for key in cast.before.products:
+                        self._cast_trig_products.setdefault(key, []).append(cast)
+        home = self.enclosing_function(product.node)
+        # (a cast in the product's own function follows it in every call; one elsewhere, its caller's)
+        return any(cast.before.prec is product.result.prec or
+                   (home is not None and self.enclosing_function(cast.node) is home)
+                   for cast in self._cast_trig_products.get(node_key(product.node), ()))
+
+    def enclosing_function(self, node: ast.AST) -> Optional[ast.AST]:
+        """The function of this module's tree that holds ``node``, or None."""
+        current = self.parent_of(node)
+        while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            current = self.parent_of(current)
+        return current
 
     def holds(self, node: ast.AST) -> bool:
         """Whether ``node`` is in this module's tree (and not another module's)."""
