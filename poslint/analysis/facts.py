@@ -198,6 +198,10 @@ class ModuleFacts:
     # A product (by key) of bounded positions and known frequencies -> the largest angle its angles
     # reach at cos/sin, with the literal scalings on the way (``x * scales * math.pi``)
     largest_angles: Dict[NodeKey, float] = field(default_factory=dict)
+    # A product's angles times a literal on the way to cos/sin (by the multiplication's key) -> the literal
+    literal_scalings: Dict[NodeKey, float] = field(default_factory=dict)
+    # A product (by key) -> the largest literal scaling its angles reach cos/sin with (1: none)
+    trig_scales: Dict[NodeKey, float] = field(default_factory=dict)
     # Sites (products, casts) whose result reached both cos and sin: a rotation's angles.
     rotations: Set[NodeKey] = field(default_factory=set)
     # Product sites whose result escapes as a float tensor: returned, stored, passed to a call
@@ -298,6 +302,11 @@ class ModuleFacts:
         return any(cast.before.prec is product.result.prec or
                    (home is not None and self.enclosing_function(cast.node) is home)
                    for cast in self._cast_trig_products.get(node_key(product.node), ()))
+
+    def trig_scale(self, product: Product) -> float:
+        """What every way of ``product``'s angles to cos/sin multiplies them by at least (1: some
+        way does not scale them, or none is known)."""
+        return self.trig_scales.get(node_key(product.node), 1.0)
 
     def enclosing_function(self, node: ast.AST) -> Optional[ast.AST]:
         """The function of this module's tree that holds ``node``, or None."""

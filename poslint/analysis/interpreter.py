@@ -374,6 +374,7 @@ class Interpreter:
             facts = ModuleFacts(tree=self.facts.tree, text=self.facts.text, index=self.facts.index, names=self.names)
             facts.rotary_products, facts.escaped = host.facts.rotary_products, host.facts.escaped
             facts.largest_angles = host.facts.largest_angles
+            facts.literal_scalings, facts.trig_scales = host.facts.literal_scalings, host.facts.trig_scales
             facts.linted_ref = weakref.ref(host.facts)
             facts.class_mro = {name: tuple(c.name for c in cls.mro()) for name, cls in self.classes.items()}
             facts.built_at_construction = self.built_at_construction
@@ -1570,6 +1571,10 @@ class Interpreter:
                              products=left.products | right.products, recent=recent,
                              is_complex=left.is_complex or right.is_complex or
                              Sort.PYCOMPLEX in (left.sort, right.sort))
+        if isinstance(op, ast.Mult) and self.recording and (left.has(Role.ANGLES) or right.has(Role.ANGLES)):
+            literal = _const_number(right if left.has(Role.ANGLES) else left)
+            if isinstance(literal, (int, float)) and literal:
+                self.facts.literal_scalings[node_key(node)] = abs(literal)
         if isinstance(op, ast.Mult) and Sort.PYCOMPLEX in (left.sort, right.sort) and \
                 (left.has(Role.ANGLES) or right.has(Role.ANGLES)):
             value = value.with_(roles=value.roles | {Role.ROTARY_COMPLEX})
@@ -2252,6 +2257,11 @@ class Interpreter:
             # the largest angle each product's angles reach here, literal scalings since included
             for key in angle.recent:
                 self.facts.largest_angles[key] = max(self.facts.largest_angles.get(key, 0.0), angle.magnitude)
+        if self.recording and angle.has(Role.ANGLES):
+            # the literals the angles were multiplied by on the way here (``sin(angles * 0.01)``)
+            scale = math.prod(self.facts.literal_scalings[k] for k in angle.recent if k in self.facts.literal_scalings)
+            for key in angle.recent - self.facts.literal_scalings.keys():
+                self.facts.trig_scales[key] = max(self.facts.trig_scales.get(key, 0.0), scale)
         self._record(Trig(node, angle, frame.site()), ("trig", node_key(node), angle, frame.site()))
         prec = angle.prec
         if angle.is_tensor and prec is Prec.INT:

@@ -139,27 +139,30 @@ def rounded_angles(facts, angles) -> Optional[str]:
 
 
 def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool = False, divisor: bool = False,
-                        default_dtype: bool = False, float16: bool = False):
+                        default_dtype: bool = False, float16: bool = False, scale: float = 1.0):
     """What frequencies rounded to bfloat16 (or ``float16``) do to the angles of positions
     0..extent-1: ``unknown`` (bfloat16's figure) when the code says neither how many positions there
     are nor which frequencies (``factor``, the value they are read from) it uses; None when the
     error is negligible; else the computed error, with the frequencies and positions it assumes.
     ``product_16bit``: see :func:`angle_error`; ``divisor`` and ``default_dtype``: see
-    :func:`frequency_table`."""
+    :func:`frequency_table`; ``scale``: a literal below one that every way to cos/sin multiplies
+    the angles by (``sin(angles * 0.01)``), which scales their error too."""
     table = frequency_table(factor, divisor, default_dtype) if factor is not None else None
     if table is None and drawn_at_random(factor):
         return random_frequencies(float16)
-    if extent is None and table is None and not float16:
+    if extent is None and table is None and not float16 and scale >= 1:
         return unknown
     table = table or ASSUMED_FREQUENCIES
     last = (ASSUMED_POSITIONS if extent is None else extent) - 1
-    error = angle_error(last, table, product_16bit, float16)
+    error = angle_error(last, table, product_16bit, float16) * min(scale, 1.0)
     if error < NEGLIGIBLE_ANGLE_ERROR:
         return None
     assumed = f"; {ASSUMED_POSITIONS} positions are assumed" if extent is None else ""
     if float16:
         assumed += "; float16"
-    if extent is None and unknown == ANGLE_ERROR_BY_818 and error >= 1:
+    if scale < 1:
+        assumed += f"; the angles are scaled by {scale:.3g} on their way to cos/sin"
+    if extent is None and unknown == ANGLE_ERROR_BY_818 and error >= 1 and scale >= 1:
         first = _first_position(lambda k: angle_error(k, table, product_16bit, float16) >= 1, last)
         return f"the angle error passes 1 rad by position {first} ({table.words})"
     if error >= math.pi:

@@ -39,7 +39,9 @@ class LowPrecisionFrequencies(Rule):
     each angle instead: 0.4% of it in bfloat16. Where the product itself runs in 16 bits (integer or 16-bit
     positions times 16-bit frequencies), its rounding is counted too. A cast to float16
     (`.half()`, `torch.float16`) is estimated with float16's 11 significant bits, and the message
-    says so.
+    says so. Angles that every way to cos/sin multiplies by a literal below one (a slow
+    modulation, `sin(angles * 0.01)`) move by that share of the error, which the message says;
+    under 0.03 rad nothing is reported.
 
     ## Why is this bad?
     `module.to(dtype)` converts every floating buffer and parameter, persistent or not. A
@@ -158,7 +160,8 @@ class Rotary(torch.nn.Module):
             extent, assumed = grid_extent(facts, product)
             consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, factor,
                                               product_16bit=product.result.prec.may_be_16bit,
-                                              divisor=product.op == "/", float16=factor.origin.float16)
+                                              divisor=product.op == "/", float16=factor.origin.float16,
+                                              scale=facts.trig_scale(product))
             if consequence is None:
                 continue  # a grid this short turns rounded frequencies into a negligible angle error
             consequence += assumed
@@ -199,7 +202,7 @@ def _cast_then_upcast(facts, product, rounded):
     extent, assumed = grid_extent(facts, product)
     consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, product.factor,
                                       product_16bit=product.result.prec.may_be_16bit, divisor=product.op == "/",
-                                      float16=rounded.float16)
+                                      float16=rounded.float16, scale=facts.trig_scale(product))
     if consequence is not None:
         yield Finding(rounded.node, f"frequencies are cast to {rounded.reason} and upcast again before the angle "
                                     f"product, which restores nothing; {when(rounded.prec)}{consequence}{assumed}")

@@ -134,7 +134,7 @@ class Rotary(torch.nn.Module):
                 extent, assumed = grid_extent(facts, product)
                 consequence = rounded_frequencies(extent, ANGLE_ERROR_BY_818, product.factor,
                                                   product_16bit=product.result.prec.may_be_16bit,
-                                                  divisor=product.op == "/")
+                                                  divisor=product.op == "/", scale=facts.trig_scale(product))
                 if consequence is None:
                     continue  # a grid this short turns rounded frequencies into a negligible angle error
                 consequence += assumed
