@@ -32,3 +32,18 @@ def test_findings_match_the_stated_expectations(case: Path):
         assert "# expect: none" in text
     result, _, _ = lint_bytes(case.read_bytes(), case.name, LintOptions(codes=frozenset(all_rules())))
     assert {(d.code, d.line) for d in result.diagnostics} == expected
+
+
+@pytest.mark.parametrize("name, code, offered", [
+    # x @ W.T with W a random projection sums over the coordinates: no elementwise rewrite
+    ("tf32_learned_features.py", "POS107", False),
+    # a cast back after cos/sin in another caller of another precision proves nothing for this one
+    ("fourier_bands_vector.py", "POS101", False),
+    # the product's own function casts cos/sin back: every caller keeps its dtype
+    ("cos_sin_cast_in_function.py", "POS103", True),
+])
+def test_fixes_offered_only_where_their_safety_holds(name, code, offered):
+    case = FIXTURES / "rope" / "checker" / name
+    result, _, _ = lint_bytes(case.read_bytes(), case.name, LintOptions(codes=frozenset(all_rules())))
+    fixes = [d.fix for d in result.diagnostics if d.code == code]
+    assert fixes and all((fix is not None) is offered for fix in fixes)

@@ -104,7 +104,8 @@ class Tf32AngleProduct(Rule):
     every dimension but the one that varies, and that one is not the inner dimension. Otherwise
     (positions passed in as `position_ids`) the fix is unsafe: an operand of another shape would
     broadcast differently instead of failing. There is no fix for `baddbmm`, `addmm`, `linear`
-    and the like.
+    and the like, nor for an input times frequencies drawn at random (learned Fourier features:
+    a projection matrix that sums over the input's coordinates).
     """
 
     code = "POS107"
@@ -183,8 +184,8 @@ def _inner_dimension_is_one(product, left) -> bool:
 
 
 def _elementwise_fix(facts, product):
-    if product.op not in BINARY_GEMMS:
-        return None
+    if product.op not in BINARY_GEMMS or (not product.positions.has(Role.POSITIONS) and drawn_at_random(product.factor)):
+        return None  # an input times a random projection matrix: it sums over the input's coordinates
     operands = _operands(product.node)
     if operands is None or not {id(product.positions_node), id(product.factor_node)} <= set(map(id, operands)):
         return None
