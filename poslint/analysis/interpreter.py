@@ -1662,6 +1662,13 @@ class Interpreter:
             # into cos/sin: the input carries the positions (coordinates), the grid is the frequencies.
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if is_grid(a) else (b, b_node, a, a_node)
             self.guessed.add(key)
+        elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and \
+                _along_dims(a if is_grid(a) else b, b if is_grid(a) else a, self.sinks.channel_dims.get(key, ())):
+            # A grid along the axis that cos and sin are concatenated along indexes the channels:
+            # harmonic numbers, the frequencies of whatever the other operand holds (a time of day).
+            factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if is_grid(a) else (b, b_node, a, a_node)
+            factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.HARMONICS})
+            self.guessed.add(key)
         elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a):
             # A position grid times something unknown, into cos/sin: that something is frequencies,
             # here and wherever the same variable is used next.
@@ -2116,6 +2123,9 @@ class Interpreter:
             items = args[0] if args else UNKNOWN
             if items.sort is Sort.TUPLE and isinstance(items.payload, tuple) and items.payload:
                 self._note_grid_axes(items.payload)
+                dim = _const_int_value(kwargs.get("dim", kwargs.get("axis", args[1] if len(args) > 1 else UNKNOWN)))
+                if name != "stack" and dim is not None:
+                    self.sinks.concatenate(items.payload, dim)
                 return _concatenated(items.payload, stacked=name == "stack")
             if isinstance(items.payload, Value) and _is_list_of(items):  # cat([... for ...])
                 return items.payload.with_(ndim=None, axis=None)
@@ -2267,7 +2277,7 @@ class Interpreter:
         if angle.is_tensor and prec is Prec.INT:
             return self.default_tensor(node, frame, "cos/sin of an integer tensor").with_(roles=frozenset({Role.TRIG}))
         roles = frozenset({Role.TRIG}) if (angle.has(Role.ANGLES) or angle.has(Role.TRIG)) else frozenset()
-        return angle.with_(roles=roles, sort=Sort.TENSOR if angle.sort is Sort.OTHER else angle.sort)
+        return angle.with_(roles=roles, sort=Sort.TENSOR if angle.sort is Sort.OTHER else angle.sort, periodic=which)
 
     def _escape(self, value: Value) -> None:
         if self.recording:
@@ -3093,6 +3103,16 @@ def _channel_vector(value: Value) -> bool:
     """A vector along the last axis (1-D, or every other dim of size 1): in a product with a tensor
     of more dimensions, it runs along that tensor's last axis."""
     return value.axis == -1 and (value.ndim == 1 or bool(value.thin))
+
+
+def _along_dims(grid: Value, other: Value, dims: Iterable[int]) -> bool:
+    """Whether ``grid`` varies along one of ``dims`` (as ``cat`` takes them) of its product with
+    ``other``; a dim counted from the front needs the product's rank: the grid's, where ``other``
+    has no more dims."""
+    if grid.axis is None:
+        return False
+    rank = grid.ndim if grid.ndim is not None and (other.ndim is None or other.ndim <= grid.ndim) else None
+    return any(dim == grid.axis if dim < 0 else rank is not None and dim - rank == grid.axis for dim in dims)
 
 
 def _along_channels(value: Value) -> bool:

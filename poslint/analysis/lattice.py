@@ -54,6 +54,7 @@ class Role(enum.Enum):
     POSITIONS = "positions"
     FREQ_INDEX = "frequency index"  # arange(0, d, 2) that feeds an exponent
     FREQS = "frequencies"  # RoPE inverse frequencies
+    HARMONICS = "harmonic numbers"  # frequencies 1, 2, 3.. (times a constant) of a continuous value
     SLOPES = "slopes"  # ALiBi per-head slopes
     ANGLES = "angles"  # positions x frequencies
     TRIG = "cos/sin"  # cos/sin of angles
@@ -152,6 +153,9 @@ class Value:
     products: FrozenSet[Tuple[int, int, int, int]] = frozenset()
     # The most recent product sites only: what cos/sin of this value confirms as rotary.
     recent: FrozenSet[Tuple[int, int, int, int]] = frozenset()
+    # "cos" or "sin": the value is that of something, whatever role the something has yet (the
+    # first round knows no angles); ``cat([cos, sin], dim)`` tells the channel axis by it.
+    periodic: Optional[str] = None
     # Anything the interpreter wants to carry: tuple elements, instance class, callee, dtype's Value.
     payload: Any = field(default=None, compare=False, hash=False)
     # Stable identity of the payload for hashing/memoisation.

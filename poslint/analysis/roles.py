@@ -136,6 +136,8 @@ class Sinks:
         self.tables: Set[tuple] = set()  # handed to a rotary kernel as its cos/sin tables: cos/sin values
         self.terms: Dict[tuple, frozenset] = {}  # a sum of two tensors (by node key) -> its terms' traces
         self.twins: Dict[tuple, Set[tuple]] = {}  # a product -> the products of the same two operands
+        # A product -> the dims (as written) that its cos and sin are concatenated along: the channels.
+        self.channel_dims: Dict[tuple, Set[int]] = {}
         self._by_operands: Dict[tuple, Set[tuple]] = {}
 
     def reach_trig(self, angle: Value, which: str) -> None:
@@ -143,6 +145,13 @@ class Sinks:
         rotation; one that reaches sin alone may be an activation (Snake's sin(a x))."""
         self.trig.update(angle.recent)
         (self.cos if which == "cos" else self.sin).update(angle.recent)
+
+    def concatenate(self, parts, dim: int) -> None:
+        """``cat([cos, sin], dim)``: the angles' products lay their channels (frequencies) along ``dim``."""
+        cos = frozenset().union(*(part.recent for part in parts if part.periodic == "cos"))
+        sin = frozenset().union(*(part.recent for part in parts if part.periodic == "sin"))
+        for key in cos & sin:
+            self.channel_dims.setdefault(key, set()).add(dim)
 
     def leave_module(self, output: Value, first_line: int, last_line: int) -> None:
         """``output`` is what a module's forward (on lines ``first_line`` to ``last_line``) returns:

@@ -10,7 +10,7 @@ import ast
 import re
 from typing import List, Optional, Tuple
 
-from poslint.analysis import ModuleFacts, node_key
+from poslint.analysis import ModuleFacts, Role, node_key
 from poslint.analysis.names import canonical
 from poslint.core.diagnostics import Edit, Fix
 
@@ -282,12 +282,60 @@ def keep_float32_copy(facts: ModuleFacts, attr: str, cls: str, is_complex: bool 
     if not edits:
         return None
     reads = {id(read.node): read.node for read in facts.value_reads(attr, related)}
+    if not is_complex:  # (module.to() turns a complex buffer real: the original dtype is no contract)
+        table = any(store.value.has(Role.ANGLES) for store in facts.stores_of(attr, related))
+        cast_back = _cast_back_to_converted(facts, {node_key(node): node for node in reads.values()}, table)
+        if cast_back is None:
+            return None
+        edits += cast_back
     for node in reads.values():
         if isinstance(node, ast.Call):  # getattr(self, name)
             bits = f"getattr(self, {_bits_name(facts, attr, node.args[1])})"
         else:
-            bits = f"self._{attr}_bits"
+            bits = f"self._{node.attr}_bits"  # (the member read of a family: ``self.args_0``)
         edits.append(replace(facts, node, f"{bits}.view({float_dtype})"))
+    return edits
+
+
+def _cast_back_to_converted(facts: ModuleFacts, reads: dict, table: bool) -> Optional[List[Edit]]:
+    """Read from float32 bits, a module tensor makes float32 what was computed from it in its
+    converted dtype, and what was cast to its dtype (``t.type_as(self.inv_freq)``): cos/sin of
+    such angles are cast back to the tensor's dtype (``.to(self.inv_freq.dtype)``, which the fix
+    leaves converted), unless they are cast to an explicit dtype already. None where that cannot
+    be shown in view: such cos/sin in another function than the read, angles of such a product
+    whose cos/sin are taken out of view (returned), or, for a ``table`` of angles, a read whose
+    values reach neither cos/sin nor an angle product here (returned to another module)."""
+    decided = dict(reads)  # the key of where a dtype was decided by a read -> that read
+    for cast in facts.casts:
+        if cast.target_node is not None and node_key(cast.target_node) in reads:
+            decided[node_key(cast.node)] = reads[node_key(cast.target_node)]
+    cast_after = {cast.before.origin.key for cast in facts.casts
+                  if cast.before.has(Role.TRIG) and cast.before.origin is not None}
+    used = set()
+    seen_taken = {key for trig in facts.trigs for key in trig.angle.products}
+    for product in facts.products:
+        origins = {o.key for value in (product.factor, product.positions)
+                   for o in (value.origin, value.rounded) if o is not None}
+        used |= origins
+        if origins & decided.keys() and product.result.prec.may_be_16bit and node_key(product.node) not in seen_taken:
+            return None  # angles of the converted dtype whose cos/sin are taken out of view (returned)
+    edits: List[Edit] = []
+    done = set()
+    for trig in facts.trigs:
+        origin = trig.angle.origin
+        used.update(o.key for o in (origin, trig.angle.rounded) if o is not None)
+        if origin is None or origin.key not in decided or not trig.site.runtime or \
+                not trig.angle.prec.may_be_16bit or origin.key in cast_after or id(trig.node) in done:
+            continue
+        read = decided[origin.key]
+        if facts.enclosing_function(read) is not facts.enclosing_function(trig.node):
+            return None
+        done.add(id(trig.node))
+        edits.append(insert_after(facts, trig.node, f".to({atom(facts, read)}.dtype)"))
+    # (a join keeps one origin of several: ``cat([self.a[i], self.b[j]])`` uses both reads, shown by one)
+    shown = {facts.enclosing_function(read) for key, read in decided.items() if key in used}
+    if table and not all(facts.enclosing_function(read) in shown for read in reads.values()):
+        return None
     return edits
 
 
@@ -404,6 +452,9 @@ def _names_valid_in(facts: ModuleFacts, source: str, function: Optional[ast.AST]
     allowed = set(facts.names.aliases)
     if isinstance(function, FUNCTIONS):
         allowed |= {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
+        # (a parameter bound again, ``x = x * freqs``, names another tensor where the cast goes)
+        allowed -= {sub.id for sub in ast.walk(function) if isinstance(sub, ast.Name) and
+                    isinstance(sub.ctx, (ast.Store, ast.Del))}
     return all(sub.id in allowed for sub in ast.walk(expression) if isinstance(sub, ast.Name))
 
 

@@ -4,7 +4,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from poslint.analysis import Prec, node_key
+from poslint.analysis import Prec, Role, node_key
 from poslint.analysis.lattice import RANDOM_DRAW
 from poslint.analysis.series import bf16, fp16
 
@@ -147,6 +147,8 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
     ``product_16bit``: see :func:`angle_error`; ``divisor`` and ``default_dtype``: see
     :func:`frequency_table`; ``scale``: a literal below one that every way to cos/sin multiplies
     the angles by (``sin(angles * 0.01)``), which scales their error too."""
+    if factor is not None and factor.has(Role.HARMONICS):  # (of a continuous value, not a count of positions)
+        return relative_error(float16, "the frequencies are harmonics (whole multiples of one frequency)")
     table = frequency_table(factor, divisor, default_dtype) if factor is not None else None
     if table is None and drawn_at_random(factor):
         return random_frequencies(float16)
@@ -179,9 +181,13 @@ def drawn_at_random(factor) -> bool:
 def random_frequencies(float16: bool = False) -> str:
     """What rounding, of frequencies drawn at random or of the continuous values they multiply
     (times, scales: their range unknown), does to the angles: a relative error of each."""
+    return relative_error(float16, "the frequencies are drawn at random, so the code fixes no table")
+
+
+def relative_error(float16: bool, why: str) -> str:
+    """Rounding's relative error of each angle, where ``why`` no table of frequencies is known."""
     bits, share, example = (11, "0.05%", "0.01 rad") if float16 else (8, "0.4%", "0.08 rad")
-    return (f"the frequencies are drawn at random, so the code fixes no table: {bits} significant bits move each "
-            f"angle by up to {share} of itself ({example} at 20 rad)")
+    return f"{why}: {bits} significant bits move each angle by up to {share} of itself ({example} at 20 rad)"
 
 
 def _first_position(reached, last: int) -> int:
