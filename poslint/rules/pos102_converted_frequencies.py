@@ -36,7 +36,10 @@ class LowPrecisionFrequencies(Rule):
     -c)`), and says so ("the code's frequencies: dim 32, base 10000"); otherwise it assumes head
     dim 128 and base 10000; frequencies drawn at random (`nn.Parameter(torch.randn(n))`, learned
     Fourier features of a noise level) fix no table, and the message gives what 16 bits do to
-    each angle instead: 0.4% of it in bfloat16. Where the product itself runs in 16 bits (integer or 16-bit
+    each angle instead: 0.4% of it in bfloat16. So do harmonics: a grid along the axis that cos and
+    sin are concatenated along indexes the channels, so it holds the frequencies, whole multiples of
+    one (`(2 * pi * orders[None, :, None, None]).to(x.dtype)` times a time of day, `cat([cos, sin],
+    dim=1)`), and what it multiplies is the positions. Where the product itself runs in 16 bits (integer or 16-bit
     positions times 16-bit frequencies), its rounding is counted too. A cast to float16
     (`.half()`, `torch.float16`) is estimated with float16's 11 significant bits, and the message
     says so. Angles that every way to cos/sin multiplies by a literal below one (a slow
@@ -100,7 +103,11 @@ class LowPrecisionFrequencies(Rule):
     `self.register_buffer("_inv_freq_bits", self.inv_freq.float().view(torch.int32), persistent=False)`,
     and the forward path reads `self._inv_freq_bits.view(torch.float32)`. `module.to(dtype)`
     converts only floating buffers, but moves every buffer between devices, so the device is
-    handled with no per-call copy. This is the smallest correct diff: recomputing in forward
+    handled with no per-call copy. Where the product was computed in the buffer's dtype (integer
+    positions times the converted buffer) and its cos/sin are not cast afterwards, the fix casts
+    them back to that dtype (`emb.cos().to(self.inv_freq.dtype)`; the converted buffer stays), so the
+    model hands out the dtypes it did; where those cos/sin are taken in another function (the
+    angles are returned), there is no fix. This is the smallest correct diff: recomputing in forward
     needs the construction values (`base`, `dim`, scaling), which are often not kept, and a
     plain attribute would not follow `model.to(device)`. `state_dict()` is unchanged, but the
     module gains a buffer in `buffers()`, which callers can observe: the fix is unsafe. A frozen

@@ -83,7 +83,10 @@ class LowPrecisionAngles(Rule):
     (the cast's dtype expression, `x.dtype`, means nothing in another). For a buffer holding angles
     or a complex rotation, the fix is POS102's: the values are also kept as the bits of a
     non-persistent integer buffer (`int64` for `complex64`), which `module.to(dtype)` does not
-    convert, and the forward path reads that view. It is unsafe: the module gains a buffer.
+    convert, and the forward path reads that view; cos/sin taken of the table's rows are cast back
+    to the table's dtype (`torch.cos(angles).to(self.table.dtype)`), so the model hands out the
+    dtypes it did. There is no fix where they are taken in another function, or where a read of
+    the table goes elsewhere (returned to code out of view). It is unsafe: the module gains a buffer.
     """
 
     code = "POS104"
