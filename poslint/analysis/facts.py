@@ -238,6 +238,7 @@ class ModuleFacts:
     _read_class: Optional[Dict[int, str]] = field(default=None, repr=False)
     _related: Optional[Dict[str, Set[str]]] = field(default=None, repr=False)
     _cast_trig_products: Optional[Dict[tuple, List[Cast]]] = field(default=None, repr=False)
+    _origins: Optional["OriginIndex"] = field(default=None, repr=False)
 
     def rope_products(self) -> Iterable[Product]:
         """Angle products: frequencies times recognised positions, or times anything when the
@@ -303,6 +304,13 @@ class ModuleFacts:
                    (home is not None and self.enclosing_function(cast.node) is home)
                    for cast in self._cast_trig_products.get(node_key(product.node), ()))
 
+    def origins(self) -> "OriginIndex":
+        """Where values with each origin (by the key of where their dtype was decided) went: read
+        once the analysis is done, so that a fix asks about its own reads only."""
+        if self._origins is None:
+            self._origins = OriginIndex(self)
+        return self._origins
+
     def trig_scale(self, product: Product) -> float:
         """What every way of ``product``'s angles to cos/sin multiplies them by at least (1: some
         way does not scale them, or none is known)."""
@@ -344,3 +352,32 @@ class ModuleFacts:
         if self.linted_ref is not None and not self.holds(node):
             return self.linted_ref()  # alive: it holds these facts
         return self
+
+
+class OriginIndex:
+    """The facts by origin key: cos/sin taken of values of each origin, the casts of cos/sin
+    values of each origin, the casts whose target dtype each origin decided, the products whose
+    operands have each origin, and every origin that reached a product or cos/sin."""
+
+    def __init__(self, facts: ModuleFacts):
+        self.trigs: Dict[NodeKey, List[Trig]] = {}
+        self.used: Set[NodeKey] = set()
+        for trig in facts.trigs:
+            origins = [o for o in (trig.angle.origin, trig.angle.rounded) if o is not None]
+            self.used.update(o.key for o in origins)
+            if trig.angle.origin is not None:
+                self.trigs.setdefault(trig.angle.origin.key, []).append(trig)
+        self.cast_trigs = {cast.before.origin.key for cast in facts.casts
+                           if cast.before.has(Role.TRIG) and cast.before.origin is not None}
+        self.casts_to: Dict[NodeKey, List[Cast]] = {}
+        for cast in facts.casts:
+            if cast.target_node is not None:
+                self.casts_to.setdefault(node_key(cast.target_node), []).append(cast)
+        self.products: Dict[NodeKey, List[Product]] = {}
+        for product in facts.products:
+            for key in {o.key for value in (product.factor, product.positions)
+                        for o in (value.origin, value.rounded) if o is not None}:
+                self.used.add(key)
+                self.products.setdefault(key, []).append(product)
+        # Products whose angles some cos/sin here is taken of.
+        self.taken = {key for trig in facts.trigs for key in trig.angle.products}

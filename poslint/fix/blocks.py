@@ -305,35 +305,28 @@ def _cast_back_to_converted(facts: ModuleFacts, reads: dict, table: bool) -> Opt
     be shown in view: such cos/sin in another function than the read, angles of such a product
     whose cos/sin are taken out of view (returned), or, for a ``table`` of angles, a read whose
     values reach neither cos/sin nor an angle product here (returned to another module)."""
+    index = facts.origins()
     decided = dict(reads)  # the key of where a dtype was decided by a read -> that read
-    for cast in facts.casts:
-        if cast.target_node is not None and node_key(cast.target_node) in reads:
-            decided[node_key(cast.node)] = reads[node_key(cast.target_node)]
-    cast_after = {cast.before.origin.key for cast in facts.casts
-                  if cast.before.has(Role.TRIG) and cast.before.origin is not None}
-    used = set()
-    seen_taken = {key for trig in facts.trigs for key in trig.angle.products}
-    for product in facts.products:
-        origins = {o.key for value in (product.factor, product.positions)
-                   for o in (value.origin, value.rounded) if o is not None}
-        used |= origins
-        if origins & decided.keys() and product.result.prec.may_be_16bit and node_key(product.node) not in seen_taken:
-            return None  # angles of the converted dtype whose cos/sin are taken out of view (returned)
+    for key, read in reads.items():
+        decided.update((node_key(cast.node), read) for cast in index.casts_to.get(key, ()))
+    for key in decided:
+        for product in index.products.get(key, ()):
+            if product.result.prec.may_be_16bit and node_key(product.node) not in index.taken:
+                return None  # angles of the converted dtype whose cos/sin are taken out of view (returned)
     edits: List[Edit] = []
     done = set()
-    for trig in facts.trigs:
-        origin = trig.angle.origin
-        used.update(o.key for o in (origin, trig.angle.rounded) if o is not None)
-        if origin is None or origin.key not in decided or not trig.site.runtime or \
-                not trig.angle.prec.may_be_16bit or origin.key in cast_after or id(trig.node) in done:
+    for key, read in decided.items():
+        if key in index.cast_trigs:
             continue
-        read = decided[origin.key]
-        if facts.enclosing_function(read) is not facts.enclosing_function(trig.node):
-            return None
-        done.add(id(trig.node))
-        edits.append(insert_after(facts, trig.node, f".to({atom(facts, read)}.dtype)"))
+        for trig in index.trigs.get(key, ()):
+            if not trig.site.runtime or not trig.angle.prec.may_be_16bit or id(trig.node) in done:
+                continue
+            if facts.enclosing_function(read) is not facts.enclosing_function(trig.node):
+                return None
+            done.add(id(trig.node))
+            edits.append(insert_after(facts, trig.node, f".to({atom(facts, read)}.dtype)"))
     # (a join keeps one origin of several: ``cat([self.a[i], self.b[j]])`` uses both reads, shown by one)
-    shown = {facts.enclosing_function(read) for key, read in decided.items() if key in used}
+    shown = {facts.enclosing_function(read) for key, read in decided.items() if key in index.used}
     if table and not all(facts.enclosing_function(read) in shown for read in reads.values()):
         return None
     return edits
