@@ -3106,10 +3106,12 @@ def _channel_vector(value: Value) -> bool:
 
 
 def _along_dims(grid: Value, other: Value, dims: Iterable[int]) -> bool:
-    """Whether ``grid`` varies along one of ``dims`` (as ``cat`` takes them) of its product with
-    ``other``; a dim counted from the front needs the product's rank: the grid's, where ``other``
-    has no more dims."""
-    if grid.axis is None:
+    """Whether ``grid``, laid out along one axis of several that is not the first
+    (``orders[None, :, None, None]``), varies along one of ``dims`` (as ``cat`` takes them) of its
+    product with ``other``; a dim counted from the front needs the product's rank: the grid's,
+    where ``other`` has no more dims. (A 1-D grid, or one along the first axis, may be a sequence
+    that cos and sin are concatenated along.)"""
+    if grid.axis is None or grid.ndim is None or grid.ndim < 2 or grid.axis == -grid.ndim:
         return False
     rank = grid.ndim if grid.ndim is not None and (other.ndim is None or other.ndim <= grid.ndim) else None
     return any(dim == grid.axis if dim < 0 else rank is not None and dim - rank == grid.axis for dim in dims)
