@@ -3113,7 +3113,7 @@ def _along_dims(grid: Value, other: Value, dims: Iterable[int]) -> bool:
     that cos and sin are concatenated along.)"""
     if grid.axis is None or grid.ndim is None or grid.ndim < 2 or grid.axis == -grid.ndim:
         return False
-    rank = grid.ndim if grid.ndim is not None and (other.ndim is None or other.ndim <= grid.ndim) else None
+    rank = grid.ndim if other.ndim is None or other.ndim <= grid.ndim else None
     return any(dim == grid.axis if dim < 0 else rank is not None and dim - rank == grid.axis for dim in dims)
 
 

@@ -39,8 +39,9 @@ class LowPrecisionFrequencies(Rule):
     each angle instead: 0.4% of it in bfloat16. So do harmonics: a grid laid out along the axis that
     cos and sin are concatenated along (one of several, not the first) indexes the channels, so it
     holds the frequencies, whole multiples of one (`(2 * pi * orders[None, :, None, None]).to(x.dtype)`
-    times a time of day, `cat([cos, sin], dim=1)`), and what it multiplies is the positions. Where the product itself runs in 16 bits (integer or 16-bit
-    positions times 16-bit frequencies), its rounding is counted too. A cast to float16
+    times a time of day, `cat([cos, sin], dim=1)`), and what it multiplies is the positions. Where
+    the product itself runs in 16 bits (integer or 16-bit positions times 16-bit frequencies), its
+    rounding is counted too. A cast to float16
     (`.half()`, `torch.float16`) is estimated with float16's 11 significant bits, and the message
     says so. Angles that every way to cos/sin multiplies by a literal below one (a slow
     modulation, `sin(angles * 0.01)`) move by that share of the error, which the message says;
