@@ -1662,10 +1662,11 @@ class Interpreter:
             # into cos/sin: the input carries the positions (coordinates), the grid is the frequencies.
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if is_grid(a) else (b, b_node, a, a_node)
             self.guessed.add(key)
-        elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and \
+        elif op in ELEMENTWISE_PRODUCTS and self.sinks.rotation(key) and is_grid(a) != is_grid(b) and \
                 _along_dims(a if is_grid(a) else b, b if is_grid(a) else a, self.sinks.channel_dims.get(key, ())):
             # A grid along the axis that cos and sin are concatenated along indexes the channels:
             # harmonic numbers, the frequencies of whatever the other operand holds (a time of day).
+            # (Elementwise only: a matrix product's axes are not its operands'.)
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if is_grid(a) else (b, b_node, a, a_node)
             factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.HARMONICS})
             self.guessed.add(key)
@@ -3103,6 +3104,10 @@ def _channel_vector(value: Value) -> bool:
     """A vector along the last axis (1-D, or every other dim of size 1): in a product with a tensor
     of more dimensions, it runs along that tensor's last axis."""
     return value.axis == -1 and (value.ndim == 1 or bool(value.thin))
+
+
+# Products that keep their operands' axes (broadcasting), unlike matrix products and einsum.
+ELEMENTWISE_PRODUCTS = frozenset({"*", "mul", "multiply"})
 
 
 def _along_dims(grid: Value, other: Value, dims: Iterable[int]) -> bool:

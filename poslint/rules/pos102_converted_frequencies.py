@@ -37,7 +37,8 @@ class LowPrecisionFrequencies(Rule):
     dim 128 and base 10000; frequencies drawn at random (`nn.Parameter(torch.randn(n))`, learned
     Fourier features of a noise level) fix no table, and the message gives what 16 bits do to
     each angle instead: 0.4% of it in bfloat16. So do harmonics: a grid laid out along the axis that
-    cos and sin are concatenated along (one of several, not the first) indexes the channels, so it
+    cos and sin are concatenated along (one of several, not the first; an elementwise product)
+    indexes the channels, so it
     holds the frequencies, whole multiples of one (`(2 * pi * orders[None, :, None, None]).to(x.dtype)`
     times a time of day, `cat([cos, sin], dim=1)`), and what it multiplies is the positions. Where
     the product itself runs in 16 bits (integer or 16-bit positions times 16-bit frequencies), its
