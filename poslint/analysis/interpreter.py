@@ -1570,7 +1570,8 @@ class Interpreter:
                              series=series_ops.binary(op, left, right, result.prec),
                              products=left.products | right.products, recent=recent,
                              is_complex=left.is_complex or right.is_complex or
-                             Sort.PYCOMPLEX in (left.sort, right.sort))
+                             Sort.PYCOMPLEX in (left.sort, right.sort),
+                             periodic=None)  # (``q * cos``: no longer the cos itself)
         if isinstance(op, ast.Mult) and self.recording and (left.has(Role.ANGLES) or right.has(Role.ANGLES)):
             literal = _const_number(right if left.has(Role.ANGLES) else left)
             if isinstance(literal, (int, float)) and literal:
