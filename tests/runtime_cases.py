@@ -79,6 +79,8 @@ CASES = [
     # a 52 x 52 patch grid's angles kept in a buffer (the conversion moves them by up to 0.12 rad)
     Case(ROPE + "configured_grid_angle_buffer.py", kind="rotary", expect="fail", where=HALF, seq_len=2704),
     Case(ROPE + "angle_tables_computed_names.py", kind="rotary", expect="fail", where=HALF),
+    # buffers made by register_buffer keywords, unbound calls, __setattr__ and the module's _buffers dict
+    Case(ROPE + "buffer_apis.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "dynamic_ntk.py", kind="rotary", expect="collide", where=AUTOCAST),
     Case(ROPE + "dynamic_ntk__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "falcon.py", kind="rotary", expect="collide", where=BF16 + CUDA),

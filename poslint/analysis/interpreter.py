@@ -49,7 +49,8 @@ from poslint.analysis.lattice import (
 from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, annotation_parts, bound_arguments,
                                            is_autocast_off_call, is_self_attr, is_static, literal_defaults,
-                                           held_names, lookup_instances, parameter_attrs, parameter_kinds, tail_name)
+                                           held_names, lookup_instances, parameter_attrs, parameter_kinds, registration_parts,
+                                           tail_name)
 from poslint.analysis import series as series_ops
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
@@ -57,7 +58,7 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
 from poslint.analysis.torch_api import (BOUND_BREAKING, LINEAR_MODULES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
-                                        MODULE_REGISTRATIONS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
+                                        MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
                                         INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
                                         COMPLEX_INPUT_CALLS, SAME_DTYPE_PRODUCTS, SIZE_ARGUMENTS,
@@ -957,7 +958,13 @@ class Interpreter:
         elif isinstance(target, ast.Subscript):
             # ``pe[:, 0::2] = torch.sin(...)``: the container takes on the roles written into it.
             base = target.value
-            if is_self_attr(base) and frame.cls is not None:
+            if is_self_attr(base) and base.attr in MODULE_TENSOR_DICTS and frame.cls is not None:
+                # ``self._buffers["inv_freq"] = t``: what register_buffer does
+                name = self.attr_name(target.slice, frame)
+                if name is not None:
+                    self.store_attr(frame, name, MODULE_TENSOR_DICTS[base.attr], value, target, value_node,
+                                    name_node=target.slice)
+            elif is_self_attr(base) and frame.cls is not None:
                 self.write_into_attr(frame, base, value, target, value_node)
             elif isinstance(base, ast.Name) and base.id in frame.env:
                 self.write_into_local(frame, base, value, target, value_node)
@@ -1794,14 +1801,28 @@ class Interpreter:
 
         # The module API that holds tensors: register_buffer / register_parameter, and the
         # builtins setattr / getattr on the module itself (names may be computed: a family).
+        # (called on the module, or unbound on a class with the module first: ``nn.Module.register_buffer(self, ...)``)
+        unbound = int(bool(args) and self._is_own_instance(args[0], frame))
         if isinstance(func, ast.Attribute) and func.attr in MODULE_REGISTRATIONS and frame.cls is not None \
-                and node.args and self._is_own_instance(self.eval(func.value, frame), frame):
-            name = self.attr_name(node.args[0], frame)
+                and (unbound or self._is_own_instance(self.eval(func.value, frame), frame)):
+            name_node, value_node = registration_parts(node, unbound)  # by position or by keyword
+            name = self.attr_name(name_node, frame) if name_node is not None else None
             if name is not None:
-                value = args[1] if len(args) > 1 else kwargs.get("tensor", kwargs.get("param", UNKNOWN))
-                value_node = node.args[1] if len(node.args) > 1 else None
+                value = args[1 + unbound] if len(args) > 1 + unbound else \
+                    kwargs.get("tensor", kwargs.get("param", UNKNOWN))
                 storage = MODULE_REGISTRATIONS[func.attr]
-                self.store_attr(frame, name, storage, value, node, value_node, name_node=node.args[0])
+                self.store_attr(frame, name, storage, value, node, value_node, name_node=name_node)
+            return UNKNOWN
+        if isinstance(func, ast.Attribute) and func.attr == "__setattr__" and frame.cls is not None \
+                and len(args) == 2 + unbound and (unbound or self._is_own_instance(self.eval(func.value, frame), frame)) \
+                and not (isinstance(func.value, ast.Name) and func.value.id == "object"
+                         and self._is_builtin("object", frame)):
+            # ``self.__setattr__(name, v)``, ``nn.Module.__setattr__(self, name, v)``: the module's own
+            # assignment; ``object.__setattr__(self, name, v)`` bypasses it, leaving a plain attribute.
+            name = self.attr_name(node.args[unbound], frame)
+            if name is not None:
+                self.assign_attr(frame, name, args[1 + unbound], node, node.args[1 + unbound],
+                                 name_node=node.args[unbound])
             return UNKNOWN
         if isinstance(func, ast.Name) and func.id == "int" and self._is_builtin("int", frame) and len(args) == 1 \
                 and _const_number(args[0]) is not None:

@@ -16,7 +16,7 @@ from poslint.analysis.lattice import Value
 from poslint.analysis.subtrees import index_module, walk
 from poslint.analysis.torch_api import (ANNOTATION_KINDS, LINEAR_MODULES, CONSTRUCTION_ROOTS, CONVERSION_HOOKS, DEVICE_ATTRIBUTES,
                                         DTYPE_ATTRIBUTES,
-                                        MODULE_REGISTRATIONS)
+                                        MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS)
 
 
 def _alive(ref: Optional["weakref.ref"]) -> object:
@@ -181,17 +181,26 @@ def tail_name(func: ast.AST) -> str:
 
 
 def attrs_written(function: ast.AST) -> Set[str]:
-    """Attributes a method (re)assigns: ``self.x = ...``, ``setattr(self, name, ...)`` or
-    ``self.register_buffer(name, ...)``; computed names as families."""
+    """Attributes a method (re)assigns: ``self.x = ...``, ``setattr(self, name, ...)``,
+    ``self.__setattr__(name, ...)``, ``self.register_buffer(name, ...)`` (or unbound, by keyword)
+    or ``self._buffers[name] = ...``; computed names as families."""
     out = set()
     for node in walk(function):
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             out |= {t.attr for t in targets if is_self_attr(t)}
-        elif isinstance(node, ast.Call) and node.args:
+            # ``self._buffers["inv_freq"] = t``
+            out |= {name for t in targets if isinstance(t, ast.Subscript) and is_self_attr(t.value)
+                    and t.value.attr in MODULE_TENSOR_DICTS for name in (literal_attr_name(t.slice),) if name}
+        elif isinstance(node, ast.Call):
             func = node.func
+            # (unbound on a class, the module first: ``nn.Module.register_buffer(self, ...)``)
+            unbound = int(bool(node.args) and isinstance(node.args[0], ast.Name) and node.args[0].id == "self")
             if isinstance(func, ast.Attribute) and func.attr in MODULE_REGISTRATIONS:
-                name = literal_attr_name(node.args[0])
+                name_node = registration_parts(node, unbound)[0]
+                name = literal_attr_name(name_node) if name_node is not None else None
+            elif isinstance(func, ast.Attribute) and func.attr == "__setattr__" and len(node.args) > 1 + unbound:
+                name = literal_attr_name(node.args[unbound])
             elif isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) > 1:
                 name = literal_attr_name(node.args[1])
             else:
@@ -199,6 +208,17 @@ def attrs_written(function: ast.AST) -> Set[str]:
             if name is not None:
                 out.add(name)
     return out
+
+
+def registration_parts(call: ast.Call, skip: int = 0) -> Tuple[Optional[ast.AST], Optional[ast.AST]]:
+    """The name and the tensor of ``register_buffer(name, tensor)`` / ``register_parameter(name,
+    param)``, passed by position or by keyword, after the first ``skip`` positional arguments (the
+    module itself in ``nn.Module.register_buffer(self, ...)``)."""
+    given = {k.arg: k.value for k in call.keywords if k.arg}
+    args = call.args[skip:]
+    name = args[0] if args else given.get("name")
+    value = args[1] if len(args) > 1 else given.get("tensor", given.get("param"))
+    return name, value
 
 
 def literal_attr_name(node: ast.AST) -> Optional[str]:
@@ -799,7 +819,7 @@ def _parameter_attrs(init: FunctionInfo) -> Dict[str, str]:
 def _writes(node: ast.AST, attr: str) -> bool:
     """Whether the statement or call ``node`` writes ``self.<attr>`` (or a family holding it)."""
     if isinstance(node, ast.Call):
-        written = attrs_written(ast.Expr(value=node)) if node.args else set()
+        written = attrs_written(ast.Expr(value=node))
     elif isinstance(node, ast.Assign):
         written = {t.attr for t in node.targets if is_self_attr(t)}
     else:

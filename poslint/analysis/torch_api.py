@@ -134,6 +134,8 @@ CONCAT = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack",
 
 # Module methods that hold a tensor under a name, and the storage they give it.
 MODULE_REGISTRATIONS = {"register_buffer": "buffer", "register_parameter": "parameter"}
+# The dicts behind them: ``self._buffers["inv_freq"] = t`` registers a buffer too.
+MODULE_TENSOR_DICTS = {"_buffers": "buffer", "_parameters": "parameter"}
 
 # Containers that, called, run their modules in order, each on what the one before returned.
 SEQUENTIAL_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
