@@ -58,7 +58,7 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
 from poslint.analysis.torch_api import (BOUND_BREAKING, LINEAR_MODULES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
-                                        MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
+                                        MODULE_LOOKUPS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
                                         INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
                                         COMPLEX_INPUT_CALLS, SAME_DTYPE_PRODUCTS, SIZE_ARGUMENTS,
@@ -1381,6 +1381,10 @@ class Interpreter:
         return dtype_value(Prec.UNKNOWN)
 
     def _eval_Subscript(self, node: ast.Subscript, frame: Frame) -> Value:
+        if is_self_attr(node.value) and node.value.attr in MODULE_TENSOR_DICTS and frame.cls is not None:
+            name = self.attr_name(node.slice, frame)  # ``self._buffers["inv_freq"]``: the buffer itself
+            if name is not None:
+                return self.read_attr(node, frame, name=name)
         value = self.eval(node.value, frame)
         self.eval(node.slice, frame)
         if value.sort is Sort.TUPLE and isinstance(value.payload, tuple):
@@ -1847,6 +1851,11 @@ class Interpreter:
             if func.id == "enumerate":
                 return _pairs(Value(sort=Sort.PYINT), args[0])
             return _pairs(_element_of(args[0]), args[-1]) if len(args) == 2 else UNKNOWN
+        if isinstance(func, ast.Attribute) and func.attr in MODULE_LOOKUPS and len(args) == 1 and frame.cls is not None \
+                and self._is_own_instance(self.eval(func.value, frame), frame):
+            name = self.attr_name(node.args[0], frame)  # ``self.get_buffer("inv_freq")``
+            if name is not None and "." not in name:  # (a dotted path names a submodule's tensor)
+                return self.read_attr(node, frame, name=name)
         if isinstance(func, ast.Name) and func.id in ("setattr", "getattr") and self._is_builtin(func.id, frame) \
                 and len(args) >= 2 and self._is_own_instance(args[0], frame):
             name = self.attr_name(node.args[1], frame)

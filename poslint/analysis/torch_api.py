@@ -136,6 +136,8 @@ CONCAT = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack",
 MODULE_REGISTRATIONS = {"register_buffer": "buffer", "register_parameter": "parameter"}
 # The dicts behind them: ``self._buffers["inv_freq"] = t`` registers a buffer too.
 MODULE_TENSOR_DICTS = {"_buffers": "buffer", "_parameters": "parameter"}
+# Reading them back by name: ``self.get_buffer("inv_freq")``.
+MODULE_LOOKUPS = frozenset({"get_buffer", "get_parameter"})
 
 # Containers that, called, run their modules in order, each on what the one before returned.
 SEQUENTIAL_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})

@@ -289,8 +289,11 @@ def keep_float32_copy(facts: ModuleFacts, attr: str, cls: str, is_complex: bool 
             return None
         edits += cast_back
     for node in reads.values():
-        if isinstance(node, ast.Call):  # getattr(self, name)
-            bits = f"getattr(self, {_bits_name(facts, attr, node.args[1])})"
+        if isinstance(node, ast.Call):  # getattr(self, name), self.get_buffer(name)
+            name_node = node.args[1] if isinstance(node.func, ast.Name) else node.args[0]
+            bits = f"getattr(self, {_bits_name(facts, attr, name_node)})"
+        elif isinstance(node, ast.Subscript):  # self._buffers[name]
+            bits = f"getattr(self, {_bits_name(facts, attr, node.slice)})"
         else:
             bits = f"self._{node.attr}_bits"  # (the member read of a family: ``self.args_0``)
         edits.append(replace(facts, node, f"{bits}.view({float_dtype})"))
