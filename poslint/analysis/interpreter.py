@@ -756,9 +756,9 @@ class Interpreter:
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             off = frame.autocast_off
             for item in stmt.items:
-                if is_autocast_off_call(item.context_expr, self.names):
-                    off = True
                 value = self.eval(item.context_expr, frame)
+                if value.payload_key == AUTOCAST_OFF.payload_key:
+                    off = True
                 if item.optional_vars is not None:
                     self.assign(item.optional_vars, value, frame, item.context_expr)
             saved = frame.autocast_off
@@ -1779,6 +1779,11 @@ class Interpreter:
         args = [self.eval(a, frame) for a in node.args]
         kwargs = {k.arg: self.eval(k.value, frame) for k in node.keywords if k.arg}
         qual = self.names.qualname(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
+        # An autocast switched off is a value: ``ctx = torch.autocast(..., enabled=flag)``, then ``with ctx:``.
+        evaluated = {id(n): v for n, v in zip(node.args, args)}
+        evaluated.update((id(k.value), kwargs[k.arg]) for k in node.keywords if k.arg)
+        if is_autocast_off_call(node, self.names, lambda n: evaluated.get(id(n)) or self.eval(n, frame)):
+            return AUTOCAST_OFF
         if not (qual and qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in TRANSFORMING):
             for value in list(args) + list(kwargs.values()):
                 self._escape(value)
@@ -2628,6 +2633,7 @@ IMPORT_BOUND_KEY = ("import-bound",)
 IMPORT_BOUND = Value(sort=Sort.CALLABLE, payload_key=IMPORT_BOUND_KEY)
 NONE_CONSTANT = Value(sort=Sort.OTHER, payload_key=("const", None))
 TRUE_CONSTANT, FALSE_CONSTANT = Value(sort=Sort.OTHER, payload_key=True), Value(sort=Sort.OTHER, payload_key=False)
+AUTOCAST_OFF = Value(sort=Sort.OTHER, payload_key="autocast off")
 _NUMBER_CONSTANTS: Dict[tuple, Value] = {}
 MAX_NUMBER_CONSTANTS = 65536
 

@@ -56,8 +56,9 @@ class ImportResolver:
                     if module is not None and alias.name != "*":
                         self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
 
-    def qualname(self, expr: ast.AST) -> Optional[str]:
-        """The canonical dotted name ``expr`` refers to, if it starts at an import."""
+    def qualname(self, expr: ast.AST, aliased: bool = True) -> Optional[str]:
+        """The canonical dotted name ``expr`` refers to, if it starts at an import (``aliased=False``:
+        as spelled, where torch's aliases differ, as ``torch.cuda.amp.autocast``'s parameters do)."""
         parts = []
         while isinstance(expr, ast.Attribute):
             parts.append(expr.attr)
@@ -65,7 +66,7 @@ class ImportResolver:
         if not isinstance(expr, ast.Name) or expr.id not in self.aliases:
             return None
         name = ".".join([self.aliases[expr.id], *reversed(parts)])
-        return canonical(name)
+        return canonical(name) if aliased else name
 
 
 def absolute_module(node: ast.ImportFrom, package: Optional[str]) -> Optional[str]:

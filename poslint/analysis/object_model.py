@@ -14,8 +14,8 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 from poslint.analysis.facts import WILDCARD, family_matches
 from poslint.analysis.lattice import Value
 from poslint.analysis.subtrees import index_module, walk
-from poslint.analysis.torch_api import (ANNOTATION_KINDS, LINEAR_MODULES, CONSTRUCTION_ROOTS, CONVERSION_HOOKS, DEVICE_ATTRIBUTES,
-                                        DTYPE_ATTRIBUTES,
+from poslint.analysis.torch_api import (ANNOTATION_KINDS, AUTOCAST_SIGNATURES, LINEAR_MODULES, CONSTRUCTION_ROOTS,
+                                        CONVERSION_HOOKS, DEVICE_ATTRIBUTES, DTYPE_ATTRIBUTES,
                                         MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS)
 
 
@@ -128,8 +128,9 @@ class ClassInfo:
         return found
 
 
-def is_autocast_off_call(call: ast.AST, names) -> bool:
-    """``torch.autocast(..., enabled=False)`` and friends, including helpers named *autocast."""
+def is_autocast_off_call(call: ast.AST, names, evaluate: Optional[Callable[[ast.AST], Value]] = None) -> bool:
+    """``torch.autocast(..., enabled=False)`` and friends, including helpers named *autocast; with
+    ``evaluate``, an ``enabled`` that a name holds (``enabled = False``) counts too."""
     if not isinstance(call, ast.Call):
         return False
     qual = names.qualname(call.func) or ""
@@ -138,12 +139,17 @@ def is_autocast_off_call(call: ast.AST, names) -> bool:
         return any(k.arg == "cast_inputs" for k in call.keywords)
     if not tail.endswith("autocast"):
         return False
-    for kw in call.keywords:
-        if kw.arg == "enabled" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+    arguments = {k.arg: k.value for k in call.keywords if k.arg}
+    spelled = names.qualname(call.func, aliased=False) or ""
+    arguments.update((name, arg) for name, arg in zip(AUTOCAST_SIGNATURES.get(spelled, ()), call.args)
+                     if not isinstance(arg, ast.Starred))
+    enabled, dtype = arguments.get("enabled"), arguments.get("dtype")
+    if isinstance(enabled, ast.Constant):
+        if enabled.value is False:
             return True
-        if kw.arg == "dtype" and (names.qualname(kw.value) in ("torch.float32", "torch.float64")):
-            return True
-    return False
+    elif enabled is not None and evaluate is not None and evaluate(enabled).payload_key is False:
+        return True
+    return dtype is not None and names.qualname(dtype) in ("torch.float32", "torch.float64")
 
 
 def nested_blocks(stmt: ast.stmt) -> List[Sequence[ast.stmt]]:

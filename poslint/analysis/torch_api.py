@@ -169,6 +169,16 @@ DTYPE_ATTRIBUTES = frozenset({"is_floating_point", "is_complex", "is_signed", "i
 ANNOTATION_KINDS = {"device": "device", "dtype": "dtype", "Tensor": "tensor", "FloatTensor": "tensor",
                     "LongTensor": "tensor"}
 
+# The positional parameters of the autocast context managers, for ``enabled`` and ``dtype`` passed
+# without keywords (``torch.cuda.amp.autocast(False)``).
+AUTOCAST_SIGNATURES = {
+    "torch.autocast": ("device_type", "dtype", "enabled", "cache_enabled"),
+    "torch.amp.autocast": ("device_type", "dtype", "enabled", "cache_enabled"),
+    "torch.amp.autocast_mode.autocast": ("device_type", "dtype", "enabled", "cache_enabled"),
+    "torch.cuda.amp.autocast": ("enabled", "dtype", "cache_enabled"),
+    "torch.cpu.amp.autocast": ("enabled", "dtype", "cache_enabled"),
+}
+
 # Ops that CUDA autocast runs in 16 bits even for float32 inputs (PRECISION.md section 4).
 CUDA_AUTOCAST_LOWERED = frozenset({
     "matmul", "@", "mm", "bmm", "baddbmm", "addbmm", "addmm", "addmv", "addr", "mv",

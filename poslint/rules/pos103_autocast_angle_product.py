@@ -17,7 +17,9 @@ class AutocastAngleProduct(Rule):
     Finds the RoPE angle product (positions times frequencies: the angles that cos and sin are
     taken of) computed with an op on CUDA
     autocast's low-precision list (`einsum`, `matmul`/`@`, `mm`, `bmm`, `baddbmm`, `addmm`, ...)
-    in code that runs in the forward path, outside `torch.autocast(..., enabled=False)`.
+    in code that runs in the forward path, outside `torch.autocast(..., enabled=False)` (however
+    `enabled` is given: by keyword or by position, as a name holding `False`, or in a guard made
+    first and entered later).
     `torch.outer` and broadcasting `*` are not on the list; float64 operands are never lowered,
     and a product with one runs in float64: only a float32 operand beside it is rounded (a
     positions operand of unknown dtype is taken as 16-bit already, so autocast changes nothing);
