@@ -56,7 +56,7 @@ from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_held, module_state, negated, operand_identity, power_role, sign_of,
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
-from poslint.analysis.torch_api import (BOUND_BREAKING, LINEAR_MODULES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
+from poslint.analysis.torch_api import (BOUND_BREAKING, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_LOOKUPS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
@@ -244,7 +244,9 @@ class Interpreter:
             fn.home_ref = weakref.ref(self)
         for cls in self.classes.values():
             cls.home_ref = weakref.ref(self)
-        self.sets_default_dtype = "set_default_" in self.facts.text
+        # A call, not a mention: a comment or a method named ``set_default_namespace`` sets nothing.
+        self.sets_default_dtype = "set_default_" in self.facts.text and any(
+            isinstance(node, ast.Call) and tail_name(node.func) in DEFAULT_DTYPE_SETTERS for node in walk(tree))
         # pytest runs a test module's code with the float32 default: no loader builds its models.
         where = PurePath(self.path)
         self.is_test = is_test_module(self.module_name or (".".join(where.with_suffix("").parts) if where.name else ""))

@@ -169,6 +169,11 @@ DTYPE_ATTRIBUTES = frozenset({"is_floating_point", "is_complex", "is_signed", "i
 ANNOTATION_KINDS = {"device": "device", "dtype": "dtype", "Tensor": "tensor", "FloatTensor": "tensor",
                     "LongTensor": "tensor"}
 
+# Calls that set the process-wide default dtype: torch's own, torchtune's context manager of the
+# same name, and transformers' loader helpers that wrap it.
+DEFAULT_DTYPE_SETTERS = frozenset({"set_default_dtype", "set_default_tensor_type", "_set_default_dtype",
+                                   "_set_default_torch_dtype"})
+
 # The positional parameters of the autocast context managers, for ``enabled`` and ``dtype`` passed
 # without keywords (``torch.cuda.amp.autocast(False)``).
 AUTOCAST_SIGNATURES = {

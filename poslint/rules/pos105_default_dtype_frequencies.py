@@ -16,7 +16,8 @@ class DefaultDtypeFrequencies(Rule):
     and `from_config` with a 16-bit dtype), so this is reported in construction code (`__init__`,
     `post_init`, `_init_weights`, `init_weights`, `reset_parameters` and what only they reach) and in functions
     whose phase the file does not show. Imports and the forward path run with float32, and are
-    reported only when the file itself sets a default dtype.
+    reported only when the file itself sets a default dtype (calls `torch.set_default_dtype`,
+    `set_default_tensor_type` or a loader's wrapper of them).
 
     Where the code gives the range (a literal grid, a configuration class's default such as
     `max_position_embeddings` or `image_size // patch_size`, a count such as `torch.full((1,),
