@@ -56,7 +56,7 @@ from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_held, module_state, negated, operand_identity, power_role, sign_of,
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
-from poslint.analysis.torch_api import (BOUND_BREAKING, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
+from poslint.analysis.torch_api import (BOUND_BREAKING, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_LOOKUPS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
@@ -1187,6 +1187,9 @@ class Interpreter:
         owner = self.eval(node.value, frame)
         if node.attr == "dtype":
             return self.dtype_of(owner, node.value, frame)
+        if node.attr in LOAD_DTYPE_ATTRIBUTES and owner.sort is Sort.OTHER:
+            return dtype_value(Prec.ACTIVATION, Origin.at(node, f"the load dtype ({self.facts.source(node)})",
+                                                          Prec.ACTIVATION))
         if owner.sort is Sort.INSTANCE and isinstance(owner.payload, ClassInfo):
             return self._instance_member(owner, node, frame)
         if owner.sort is Sort.INSTANCE and isinstance(owner.payload, Either):

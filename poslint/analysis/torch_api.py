@@ -169,6 +169,10 @@ DTYPE_ATTRIBUTES = frozenset({"is_floating_point", "is_complex", "is_signed", "i
 ANNOTATION_KINDS = {"device": "device", "dtype": "dtype", "Tensor": "tensor", "FloatTensor": "tensor",
                     "LongTensor": "tensor"}
 
+# Attributes under which transformers' and diffusers' configs, models and pipelines record the dtype
+# the model was loaded in (``config.torch_dtype``): the activations' dtype, like a module's ``.dtype``.
+LOAD_DTYPE_ATTRIBUTES = frozenset({"torch_dtype"})
+
 # Calls that set the process-wide default dtype: torch's own, torchtune's context manager of the
 # same name, and transformers' loader helpers that wrap it.
 DEFAULT_DTYPE_SETTERS = frozenset({"set_default_dtype", "set_default_tensor_type", "_set_default_dtype",
