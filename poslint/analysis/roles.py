@@ -201,8 +201,10 @@ class Sinks:
 
 def operand_identity(value: Value) -> tuple:
     """What a product's operand is, whichever read of it (``self.w`` read twice is one operand):
-    its kind, precision, roles and the reason its precision was decided."""
-    return value.sort, value.prec, value.roles, value.origin.reason if value.origin else None
+    its kind, precision, roles, the reason its precision was decided, and the grids it comes from
+    (``arange(1, l + 1)`` and ``arange(l, 0, -1)`` are other operands: spherical harmonics'
+    ``cos(m * a)`` and ``sin(m' * a)`` are no rotation)."""
+    return value.sort, value.prec, value.roles, value.origin.reason if value.origin else None, value.grids
 
 
 def candidate_trace(node: ast.AST, a: Value, b: Value) -> frozenset:
