@@ -1662,8 +1662,8 @@ class Interpreter:
                 return other.with_(prec=promoted.prec, origin=promoted.origin, ndim=None, axis=None, thin=None)
         if {a.sort, b.sort} <= {Sort.TENSOR, Sort.OTHER} and (a.origin is not None or b.origin is not None):
             # (one angle computed twice is computed in one function: products elsewhere are others)
-            self.sinks.same_operands(key, (frame.function and id(frame.function.node), operand_identity(a),
-                                           operand_identity(b)))
+            self.sinks.same_operands(key, (frame.function and id(frame.function.node), operand_identity(a, a_node),
+                                           operand_identity(b, b_node)))
         if factor_of(a) and not factor_of(b):
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
         elif factor_of(b) and not factor_of(a):

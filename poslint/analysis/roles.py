@@ -199,12 +199,14 @@ class Sinks:
         return bool(group & self.cos) and bool(group & self.sin)
 
 
-def operand_identity(value: Value) -> tuple:
-    """What a product's operand is, whichever read of it (``self.w`` read twice is one operand):
-    its kind, precision, roles, the reason its precision was decided, and the grids it comes from
-    (``arange(1, l + 1)`` and ``arange(l, 0, -1)`` are other operands: spherical harmonics'
-    ``cos(m * a)`` and ``sin(m' * a)`` are no rotation)."""
-    return value.sort, value.prec, value.roles, value.origin.reason if value.origin else None, value.grids
+def operand_identity(value: Value, node: ast.AST) -> tuple:
+    """What a product's operand ``value`` (at ``node``) is, whichever read of it (``self.w`` read
+    twice is one operand): its kind, precision, roles, the reason its precision was decided, the
+    grids it comes from and the index it is read at (``arange(1, l + 1)`` and ``arange(l, 0, -1)``,
+    ``self.roots[1]`` and ``self.roots[3]`` are other operands: a basis's ``cos(m * a)`` and
+    ``sin(m' * a)`` are no rotation)."""
+    index = ast.dump(node.slice) if isinstance(node, ast.Subscript) else None
+    return value.sort, value.prec, value.roles, value.origin.reason if value.origin else None, value.grids, index
 
 
 def candidate_trace(node: ast.AST, a: Value, b: Value) -> frozenset:
