@@ -25,8 +25,9 @@ class AutocastAngleProduct(Rule):
     positions operand of unknown dtype is taken as 16-bit already, so autocast changes nothing);
     a dtype chosen by a test of the device type (`float32 if x.device.type == "mps" else
     float64`) is the one CUDA and the CPU get;
-    both operands made on the CPU (factories given no device, in a module that sets no default
-    device) meet only CPU autocast, which lowers `matmul`/`@` but not `einsum`;
+    a product with an operand made on the CPU (a factory given no device, in a module that sets
+    no default device; torch refuses to mix a CPU tensor with a CUDA one in a matrix product, so
+    the other is on the CPU too) meets only CPU autocast, which lowers `matmul`/`@` but not `einsum`;
     code that only runs at construction is not under autocast, and neither is reported a hook
     that a base class from another module calls (nothing in the file shows whether it runs at
     construction or in forward). Lazy cache rebuilds reached from forward are reported.
@@ -139,7 +140,8 @@ def rope(x, inv_freq):
                 continue
             if not product.site.runtime or not product.site.phase_known or product.site.autocast_off:
                 continue
-            on_cpu = product.positions.on_cpu and product.factor.on_cpu
+            # (a matrix product's operands share a device: one made on the CPU puts it there)
+            on_cpu = product.positions.on_cpu or product.factor.on_cpu
             if on_cpu and product.op not in LOWERED_ON_CPU_TOO:
                 continue  # CUDA autocast leaves CPU tensors alone, and CPU autocast this op
             operands = {product.positions.prec, product.factor.prec}
