@@ -109,7 +109,9 @@ def forward(x):
     def check(self, facts):
         for cast in facts.casts:
             before, after = cast.before, cast.after
-            if before.has(Role.BIAS) and before.relative is False and after.prec.may_be_16bit:
+            # (a bias already made 16-bit lost its precision there, where it is reported)
+            if before.has(Role.BIAS) and before.relative is False and after.prec.may_be_16bit \
+                    and before.prec is not Prec.LOW:
                 yield Finding(cast.node, f"ALiBi bias from absolute positions is cast to {after.origin.reason}; "
                                          f"{when(after.prec)}{_COLLAPSE}", _cast_fix(facts, cast))
         for store in facts.stores:
