@@ -112,6 +112,20 @@ def test_syntax_errors_and_python2_code_are_pos001_and_the_run_goes_on():
     assert "unclosed.py:1:7: POS001 cannot parse: invalid syntax" in result.stdout
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 parses type parameters")
+def test_newer_grammar_is_named_in_pos001():
+    write("model.py", MODEL)
+    write("generic.py", "class Box[T]:\n    pass\n")
+    write("alias.py", "type Pair = tuple[int, int]\n")
+    write("plain.py", "def f(:\n    pass\n")
+    result = run(".")
+    assert_model_reported(result)
+    for name in ("generic.py", "alias.py"):
+        line = next(line for line in result.stdout.splitlines() if line.startswith(name + ":"))
+        assert "POS001 cannot parse: invalid syntax (Python 3.12 type parameters;" in line, line
+    assert "plain.py:1:7: POS001 cannot parse: invalid syntax\n" in result.stdout
+
+
 @pytest.mark.parametrize("data", [b"x = 1\x00\n", b"\x00", b"import torch\n# a comment \x00 with a null\n",
                                   b's = "a\x00b"\n', b"\xef\xbb\xbfx = 1\n\x00"])
 def test_null_bytes_are_pos001(data):

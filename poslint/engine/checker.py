@@ -10,6 +10,8 @@ prefilter. ``check_text(..., prefilter=False)`` checks everything the slow way, 
 from __future__ import annotations
 
 import ast
+import re
+import sys
 import warnings
 from dataclasses import dataclass, field, replace
 from typing import Collection, Iterator, List, Optional, Set, Tuple
@@ -109,6 +111,23 @@ def _merged(first: Diagnostic, again: Diagnostic) -> Diagnostic:
     return replace(first, fix=Fix(tuple(edits), safety, first.fix.description, imports))
 
 
+# Python 3.12's type parameters and type aliases (PEP 695): ``class Box[T]:``, ``def f[T](x: T)``,
+# ``type Alias = ...``, which an older Python's parser rejects as invalid syntax.
+_TYPE_PARAMETERS = re.compile(r"\s*(?:async\s+)?(?:class|def)\s+\w+\s*\[|\s*type\s+\w+\s*(?:\[.*\])?\s*=")
+
+
+def _newer_grammar(text: str, line: int) -> str:
+    """A note for a syntax error on a line that a newer Python reads: poslint parses with the
+    grammar of the Python it runs under."""
+    if sys.version_info >= (3, 12):
+        return ""
+    lines = text.splitlines()
+    if 0 < line <= len(lines) and _TYPE_PARAMETERS.match(lines[line - 1]):
+        return (f" (Python 3.12 type parameters; poslint reads the grammar of the Python it runs under, "
+                f"{sys.version_info[0]}.{sys.version_info[1]}: run it under 3.12 or later for this file)")
+    return ""
+
+
 def _parse(text: str, path: str, codes: Collection[str], result: CheckResult) -> Optional[ast.Module]:
     """The tree of ``text``, or None with a POS001 finding in ``result``."""
     try:
@@ -119,7 +138,7 @@ def _parse(text: str, path: str, codes: Collection[str], result: CheckResult) ->
         if PARSE_ERROR in codes:
             line = exc.lineno or 1
             col = exc.offset or 1
-            result.diagnostics.append(parse_error(path, f"{exc.msg}", line, col))
+            result.diagnostics.append(parse_error(path, f"{exc.msg}{_newer_grammar(text, line)}", line, col))
         return None
     except (ValueError, RecursionError, MemoryError) as exc:
         if PARSE_ERROR in codes:

@@ -5,7 +5,10 @@ class ParseError(Rule):
     """
     ## What it does
     Reports a file that poslint cannot read as Python: a syntax error, bytes that do not
-    decode in the file's declared encoding (UTF-8 by default), or a null byte.
+    decode in the file's declared encoding (UTF-8 by default), or a null byte. poslint parses
+    with the grammar of the Python it runs under: code for a newer Python (3.12's type
+    parameters, `class Box[T]:`, `type Alias = ...`) is reported with a note saying so; run
+    poslint under that Python to lint it.
 
     ## Why is this bad?
     poslint cannot check what it cannot parse, so a file reported here was not linted at all.
