@@ -48,7 +48,7 @@ from poslint.analysis.lattice import (
 )
 from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, annotation_parts, bound_arguments,
-                                           is_autocast_off_call, is_self_attr, is_static, literal_defaults,
+                                           is_autocast_off_call, is_property, is_self_attr, is_static, literal_defaults,
                                            held_names, lookup_instances, parameter_attrs, parameter_kinds, registration_parts,
                                            tail_name)
 from poslint.analysis import series as series_ops
@@ -1267,6 +1267,8 @@ class Interpreter:
         found = (frame.dispatch or cls).lookup_attr(name)
         method = (frame.dispatch or cls).lookup_method(name)
         if found is None:
+            if method is not None and is_property(method.node):  # the read runs the getter
+                return self.call(method, [], {}, frame.env.get("self", UNKNOWN), frame)
             if method is not None:
                 return Value(sort=Sort.CALLABLE, payload=(method, frame.env.get("self", UNKNOWN)),
                              payload_key=("method", method.qual))
@@ -1283,6 +1285,8 @@ class Interpreter:
     def _instance_member(self, owner: Value, node: ast.Attribute, frame: Frame) -> Value:
         """``owner.name`` for a module instance ``owner``: a bound method, or what it holds."""
         method = owner.payload.lookup_method(node.attr)
+        if method and is_property(method.node):
+            return self.call(method, [], {}, owner, frame)
         if method:
             return Value(sort=Sort.CALLABLE, payload=(method, owner), payload_key=("method", method.qual))
         found = owner.payload.lookup_attr(node.attr)

@@ -248,6 +248,11 @@ def is_static(node: ast.AST) -> bool:
     return False
 
 
+def is_property(node: ast.AST) -> bool:
+    """A getter that an attribute read runs: ``@property``, ``@functools.cached_property``."""
+    return any(tail_name(d) in ("property", "cached_property") for d in getattr(node, "decorator_list", []))
+
+
 def held_names(cls: ClassInfo, attr: str) -> Set[str]:
     """The names of the classes (of this file, or torch's modules that hold tensors, by qualified
     name) whose instance ``self.<attr>`` of a ``cls`` may hold."""
