@@ -81,6 +81,8 @@ CASES = [
     Case(ROPE + "angle_tables_computed_names.py", kind="rotary", expect="fail", where=HALF),
     # buffers made by register_buffer keywords, unbound calls, __setattr__ and the module's _buffers dict
     Case(ROPE + "buffer_apis.py", kind="rotary", expect="fail", where=HALF),
+    # a continuous value over two buffers of wavelengths, the sine half and the cosine half
+    Case(ROPE + "wavelength_halves_encoder.py", kind="rotary", expect="fail", where=HALF),
     # frequencies read through a @property getter that scales the buffer
     Case(ROPE + "frequencies_behind_property.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "dynamic_ntk.py", kind="rotary", expect="collide", where=AUTOCAST),

@@ -1506,8 +1506,13 @@ class Interpreter:
             product = self.product(node, "*", left, left_node, right, right_node, frame)
             if product is not None:
                 return product
-        if isinstance(op, ast.Div) and right.has(Role.GROWTH) and left.has(Role.POSITIONS) \
-                and not left.has(Role.GROWTH):  # a quantity scaled by a growing factor, over one: a ratio
+        over_wavelengths = _over_wavelength_operands(op, left, right)
+        if over_wavelengths:
+            self._note_operands(node_key(node), left, left_node, right, right_node, frame)
+        if isinstance(op, ast.Div) and right.has(Role.GROWTH) and not left.has(Role.GROWTH) \
+                and (left.has(Role.POSITIONS) or over_wavelengths and self.sinks.rotation(node_key(node))):
+            # a quantity scaled by a growing factor, over one: a ratio; an input over wavelengths
+            # into a rotation (``cat([sin(x / w1), cos(x / w2)])``): each channel's angle
             product = self.product(node, "/", left, left_node, right, right_node, frame)
             if product is not None:
                 return product
@@ -1574,7 +1579,8 @@ class Interpreter:
         if isinstance(op, ast.Pow):
             recent = frozenset()  # a power is another quantity: a squared distance is no linear bias
         else:
-            recent = self._trace(node, left, right) if isinstance(op, ast.Mult) else self._passed_on(left, right)
+            recent = self._trace(node, left, right) if isinstance(op, ast.Mult) or \
+                _over_wavelength_operands(op, left, right) else self._passed_on(left, right)
         if isinstance(op, (ast.Add, ast.Sub)) and not (left.is_number or right.is_number):
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         whole_extent = _whole_extent(op, left, right)
@@ -1664,10 +1670,7 @@ class Interpreter:
                     return None
                 promoted = self.promote(a, b, node, frame, division=False)  # ones of 16 bits make a 16-bit grid
                 return other.with_(prec=promoted.prec, origin=promoted.origin, ndim=None, axis=None, thin=None)
-        if {a.sort, b.sort} <= {Sort.TENSOR, Sort.OTHER} and (a.origin is not None or b.origin is not None):
-            # (one angle computed twice is computed in one function: products elsewhere are others)
-            self.sinks.same_operands(key, (frame.function and id(frame.function.node), operand_identity(a, a_node),
-                                           operand_identity(b, b_node)))
+        self._note_operands(key, a, a_node, b, b_node, frame)
         if factor_of(a) and not factor_of(b):
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
         elif factor_of(b) and not factor_of(a):
@@ -1768,6 +1771,15 @@ class Interpreter:
         self._record(Product(node, op, kind, pos, pos_node, factor, factor_node, result, frame.site()),
                      ("product", key, pos, factor, frame.site()))
         return result
+
+    def _note_operands(self, key: tuple, a: Value, a_node: ast.AST, b: Value, b_node: ast.AST, frame: Frame) -> None:
+        """Tell the sinks what the product at ``key`` multiplies, to find its twins."""
+        if {a.sort, b.sort} <= {Sort.TENSOR, Sort.OTHER}:
+            # (one angle computed twice is computed in one function: products elsewhere are others)
+            function = frame.function and id(frame.function.node)
+            self.sinks.written_as(key, function, (ast.dump(a_node), ast.dump(b_node)))
+            if a.origin is not None or b.origin is not None:
+                self.sinks.same_operands(key, (function, operand_identity(a, a_node), operand_identity(b, b_node)))
 
     def _blended_frequencies(self, value: Value) -> bool:
         """Angles made only by products of frequencies and an operand of no role (not positions)."""
@@ -3154,6 +3166,15 @@ def _channel_vector(value: Value) -> bool:
 
 # Products that keep their operands' axes (broadcasting), unlike matrix products and einsum.
 ELEMENTWISE_PRODUCTS = frozenset({"*", "mul", "multiply"})
+
+
+def _over_wavelength_operands(op: ast.operator, left: Value, right: Value) -> bool:
+    """A quotient that may be angles, an input over each channel's wavelength: a tensor of no known
+    role and made from no grid (a grid normalised by its total is bounded) over a growing table, or
+    over a tensor not yet known (the first round reads no module attribute), so that a sink can
+    confirm it as a product."""
+    return isinstance(op, ast.Div) and unknown_operand(left) and not left.grids and (
+        right.has(Role.GROWTH) or unknown_operand(right))
 
 
 def _along_dims(grid: Value, other: Value, dims: Iterable[int]) -> bool:

@@ -4,7 +4,7 @@ frequencies, slopes, angles...), by the shape of the computation and never by a 
 from __future__ import annotations
 
 import ast
-from typing import Dict, Set
+from typing import Dict, Set, Tuple
 
 from poslint.analysis import series as series_ops
 from poslint.analysis.facts import node_key
@@ -139,6 +139,7 @@ class Sinks:
         # A product -> the dims (as written) that its cos and sin are concatenated along: the channels.
         self.channel_dims: Dict[tuple, Set[int]] = {}
         self._by_operands: Dict[tuple, Set[tuple]] = {}
+        self._operands: Dict[tuple, tuple] = {}  # a product -> (its function, its operands as written)
 
     def reach_trig(self, angle: Value, which: str) -> None:
         """``angle`` reaches cos (``which`` "cos") or sin. A product that reaches both is a
@@ -147,11 +148,19 @@ class Sinks:
         (self.cos if which == "cos" else self.sin).update(angle.recent)
 
     def concatenate(self, parts, dim: int) -> None:
-        """``cat([cos, sin], dim)``: the angles' products lay their channels (frequencies) along ``dim``."""
+        """``cat([cos, sin], dim)``: the angles' products lay their channels (frequencies) along ``dim``.
+        ``cat([sin(x / w1), cos(x / w2)])``: one encoding of ``x`` whose sine and cosine halves turn
+        at other frequencies; the two products are one rotation's, as twins are."""
         cos = frozenset().union(*(part.recent for part in parts if part.periodic == "cos"))
         sin = frozenset().union(*(part.recent for part in parts if part.periodic == "sin"))
         for key in cos & sin:
             self.channel_dims.setdefault(key, set()).add(dim)
+        for sine in sin - cos:
+            for cosine in cos - sin:
+                if self._share_an_operand(sine, cosine):
+                    group = self.twins.get(sine, {sine}) | self.twins.get(cosine, {cosine})
+                    for member in group:
+                        self.twins[member] = group
 
     def leave_module(self, output: Value, first_line: int, last_line: int) -> None:
         """``output`` is what a module's forward (on lines ``first_line`` to ``last_line``) returns:
@@ -186,6 +195,16 @@ class Sinks:
                 self.twins[member] = group
         group.add(key)
         self.twins[key] = group
+
+    def written_as(self, key: tuple, function: object, operands: Tuple[str, str]) -> None:
+        """The product at ``key``, in ``function``, multiplies the expressions ``operands`` (dumped)."""
+        self._operands[key] = (function, operands)
+
+    def _share_an_operand(self, first: tuple, second: tuple) -> bool:
+        """Whether the products at ``first`` and ``second``, in one function, multiply one
+        expression (``x[:, :, None]`` over two tables)."""
+        a, b = self._operands.get(first), self._operands.get(second)
+        return a is not None and b is not None and a[0] == b[0] and bool(set(a[1]) & set(b[1]))
 
     def reach_tables(self, table: Value) -> None:
         """``table`` is given to a helper that applies cos/sin tables as given (flash-attn's
