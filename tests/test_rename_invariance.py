@@ -32,7 +32,7 @@ CASES = [p for kind in ("rope", "alibi") for folder in ("checker/*.py", "codemod
          for p in sorted((FIXTURES / kind).glob(folder))]
 # Names that torch, the loaders, the training frameworks or the verify protocol call by name.
 PROTOCOL = {"forward", "extra_repr", "reset_parameters", "_init_weights", "init_weights", "post_init", "_apply",
-            "poslint_factory", "self", "cls"}
+            "poslint_factory", "self", "cls", "_keep_in_fp32_modules", "_keep_in_fp32_modules_strict"}
 
 
 def _definitions(tree: ast.Module) -> Tuple[Set[str], Set[str], Set[str]]:

@@ -1308,6 +1308,7 @@ class Interpreter:
                 value = self.rebased(value, node, defining.home.path)
         converted = storage in ("buffer", "parameter") and frame.runtime and value.prec is not Prec.INT \
             and not any(family_matches(restored, name) for c in cls.mro() for restored in c.restored_attrs) \
+            and not any(c.kept_float32 for c in cls.mro()) \
             and not self.filled_in_forward(cls, name)
         if converted and (value.is_tensor or value.roles):
             if own:

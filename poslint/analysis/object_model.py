@@ -15,7 +15,7 @@ from poslint.analysis.facts import WILDCARD, family_matches
 from poslint.analysis.lattice import Value
 from poslint.analysis.subtrees import index_module, walk
 from poslint.analysis.torch_api import (ANNOTATION_KINDS, AUTOCAST_SIGNATURES, LINEAR_MODULES, CONSTRUCTION_ROOTS,
-                                        CONVERSION_HOOKS, DEVICE_ATTRIBUTES, DTYPE_ATTRIBUTES,
+                                        CONVERSION_HOOKS, DEVICE_ATTRIBUTES, DTYPE_ATTRIBUTES, KEEP_FLOAT32_LISTS,
                                         MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS)
 
 
@@ -83,6 +83,8 @@ class ClassInfo:
     foreign_bases: List[str] = field(default_factory=list)
     # Tensors that an override of ``_apply``/``to``/``half``... recomputes after a conversion.
     restored_attrs: Set[str] = field(default_factory=set)
+    # Held under a name that a model's keep-in-float32 list names: loaders keep its tensors float32.
+    kept_float32: bool = False
     base_nodes: List[ast.AST] = field(default_factory=list)
     home_ref: Optional["weakref.ref"] = None  # the interpreter of the module that defines it
     sealed: bool = False  # its bases are final
@@ -375,6 +377,7 @@ class ModuleModel:
                     # subclasses (but forward), so their uncalled methods are an API that callers run at any time.
                     cls.foreign_bases.append(name)
             cls.sealed = True
+        self._keep_float32_listed()
         # Decorators defined here whose wrapper runs the function with autocast switched off.
         self.autocast_off_decorators = {
             name for name, fn in self.functions.items()
@@ -383,6 +386,28 @@ class ModuleModel:
                    for n in walk(fn.node))}
         for fn in self.all_functions():
             fn.autocast_off = fn.autocast_off or any(self.disables_autocast(d) for d in fn.node.decorator_list)
+
+    def _keep_float32_listed(self) -> None:
+        """Mark the classes whose instances a class here holds under a name that a model's
+        keep-in-float32 list names (``_keep_in_fp32_modules_strict = ["rotary_emb"]``): loaders
+        keep their buffers and parameters float32 whatever dtype they load the model in."""
+        listed = set()
+        for cls in self.classes.values():
+            for item in cls.node.body:
+                if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None and any(
+                        isinstance(t, ast.Name) and t.id in KEEP_FLOAT32_LISTS
+                        for t in (item.targets if isinstance(item, ast.Assign) else [item.target])):
+                    if isinstance(item.value, (ast.List, ast.Tuple, ast.Set)):
+                        listed |= {part for e in item.value.elts if isinstance(e, ast.Constant)
+                                   and isinstance(e.value, str) for part in e.value.split(".")}
+        if not listed:
+            return
+        for cls in self.classes.values():
+            for attr, held in cls.instance_attrs.items():
+                if attr in listed:
+                    for name in held:
+                        if name in self.classes:
+                            self.classes[name].kept_float32 = True
 
     def disables_autocast(self, decorator: ast.AST) -> bool:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator

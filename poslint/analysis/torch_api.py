@@ -173,6 +173,10 @@ ANNOTATION_KINDS = {"device": "device", "dtype": "dtype", "Tensor": "tensor", "F
 # the model was loaded in (``config.torch_dtype``): the activations' dtype, like a module's ``.dtype``.
 LOAD_DTYPE_ATTRIBUTES = frozenset({"torch_dtype"})
 
+# Class attributes of a model that name the submodules its loader keeps in float32 whatever dtype it
+# loads in (transformers' dtype plan; the non-strict list only for float16 loads).
+KEEP_FLOAT32_LISTS = frozenset({"_keep_in_fp32_modules_strict"})
+
 # Calls that set the process-wide default dtype: torch's own, torchtune's context manager of the
 # same name, and transformers' loader helpers that wrap it.
 DEFAULT_DTYPE_SETTERS = frozenset({"set_default_dtype", "set_default_tensor_type", "_set_default_dtype",

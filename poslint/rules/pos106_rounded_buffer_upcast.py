@@ -16,7 +16,10 @@ class RoundedFrequencyBuffer(Rule):
     and sin. Where a path that upcasts the buffer and one that uses it as it is meet at one
     product (`if fp32: f = self.inv_freq.float() else: f = self.inv_freq`), the upcast is
     reported here and the raw use by POS102. A buffer registered again in float32 before the
-    read (in forward, by a method called just before) is not the converted one.
+    read (in forward, by a method called just before) is not the converted one, nor is one that
+    an override of `_apply`/`to`/`half` recomputes, nor one of a module that a model of the same
+    file lists in `_keep_in_fp32_modules_strict` (loaders keep it float32 in every dtype; the
+    non-strict list only for float16 loads). The frequencies may be read through a `@property`.
 
     Where the code gives the range (a literal grid, a configuration class's default such as
     `max_position_embeddings` or `image_size // patch_size`, a count such as `torch.full((1,),
