@@ -1178,7 +1178,11 @@ class Interpreter:
 
     def _eval_Attribute(self, node: ast.Attribute, frame: Frame) -> Value:
         if is_self_attr(node) and frame.cls is not None:
-            return self.read_attr(node, frame)
+            value = self.read_attr(node, frame)
+            if node.attr in LOAD_DTYPE_ATTRIBUTES and value.sort is Sort.OTHER and value.payload is None \
+                    and not value.roles:  # stored by a base class of another module: the load dtype
+                return self._load_dtype(node)
+            return value
         root = node.value
         while isinstance(root, ast.Attribute):
             root = root.value
@@ -1188,8 +1192,7 @@ class Interpreter:
         if node.attr == "dtype":
             return self.dtype_of(owner, node.value, frame)
         if node.attr in LOAD_DTYPE_ATTRIBUTES and owner.sort is Sort.OTHER:
-            return dtype_value(Prec.ACTIVATION, Origin.at(node, f"the load dtype ({self.facts.source(node)})",
-                                                          Prec.ACTIVATION))
+            return self._load_dtype(node)
         if owner.sort is Sort.INSTANCE and isinstance(owner.payload, ClassInfo):
             return self._instance_member(owner, node, frame)
         if owner.sort is Sort.INSTANCE and isinstance(owner.payload, Either):
@@ -1244,6 +1247,11 @@ class Interpreter:
     def _is_own_instance(self, value: Value, frame: Frame) -> bool:
         return frame.cls is not None and value.sort is Sort.INSTANCE and isinstance(value.payload, ClassInfo) \
             and any(c is frame.cls for c in value.payload.mro())
+
+    def _load_dtype(self, node: ast.AST) -> Value:
+        """``config.torch_dtype``: the dtype the model was loaded in, the activations'."""
+        return dtype_value(Prec.ACTIVATION, Origin.at(node, f"the load dtype ({self.facts.source(node)})",
+                                                      Prec.ACTIVATION))
 
     def read_attr(self, node: ast.AST, frame: Frame, name: Optional[str] = None) -> Value:
         """``self.<attr>``, or ``getattr(self, name)`` at ``node`` with ``name`` given."""
