@@ -73,8 +73,6 @@ EXPECTED = {
         ("reqpkg/biases.py", 27, "POS201", "buffer 'slopes' and multiply absolute positions"),
         ("reqpkg/biases.py", 30, "POS201", "cast to the activation dtype (scores.dtype)"),
     ],
-    "helper_twice": ["twicepkg", "emb", "model", "model_f32", "CombinedGuidance", "Timesteps", "Flux",
-                     "get_timestep_embedding", "time_proj", "time_text_embed"],
     "method_elsewhere": [
         # rope.py calls update() only from the constructor; the encoder, holding what the
         # factory built, calls it in forward, after model.to(). FixedRotary's refresh() is called
@@ -89,6 +87,11 @@ EXPECTED = {
         ("twicepkg/model.py", 13, "POS101", "positions take the activation dtype (hidden_states.dtype)"),
         ("twicepkg/model.py", 14, "POS101", "positions take the activation dtype (hidden_states.dtype)"),
     ],
+    "kept_elsewhere": [
+        # model.py lists the module it holds KeptRotary under in _keep_in_fp32_modules_strict:
+        # loaders keep that buffer float32. PlainRotary, held under a name not listed, is converted.
+        ("keeppkg/layers.py", 24, "POS106", "upcast at use"),
+    ],
     "cycle": [
         ("cyc/freqs.py", 11, "POS101", "(cyc/positions.py:7)"),
         ("cyc/positions.py", 11, "POS101", "explicit torch.float16"),
@@ -99,7 +102,8 @@ EXPECTED = {
 SINGLE_FILE = {("hookpkg/base.py", "POS106"), ("rotpkg/fast.py", "POS104")}
 # Where a file alone shows more: rotary.py alone does not know how attention.py builds its classes.
 ALONE = {"flag_elsewhere": [("flagpkg/rotary.py", 20, "POS101"), ("flagpkg/rotary.py", 22, "POS102"),
-                            ("flagpkg/rotary.py", 39, "POS101"), ("flagpkg/rotary.py", 40, "POS106")]}
+                            ("flagpkg/rotary.py", 39, "POS101"), ("flagpkg/rotary.py", 40, "POS106")],
+         "kept_elsewhere": [("keeppkg/layers.py", 12, "POS106"), ("keeppkg/layers.py", 24, "POS106")]}
 
 
 def _findings(cwd: Path, *args: str):
@@ -270,6 +274,8 @@ MODULE_NAMES = {
     "method_elsewhere": ["methpkg", "rope", "encoder", "GrowingRotary", "FixedRotary", "build_rope", "update",
                          "refresh", "Encoder"],
     "inherited_buffer": ["ibuf", "base", "angles", "other"],
+    "kept_elsewhere": ["keeppkg", "layers", "model", "KeptRotary", "PlainRotary", "Backbone", "rotary_emb",
+                       "other_rope"],
     "callers_elsewhere": ["phasepkg", "tables", "model", "head", "sincos_table", "resized_sincos_table",
                           "passed_sincos_table", "construction_angles", "forward_angles", "PatchEmbed", "Head"],
 }

@@ -48,7 +48,7 @@ from poslint.analysis.lattice import (
 )
 from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, annotation_parts, bound_arguments,
-                                           is_autocast_off_call, is_property, is_self_attr, is_static, literal_defaults,
+                                           ALL_ATTRS, is_autocast_off_call, is_property, is_self_attr, is_static, literal_defaults,
                                            held_names, lookup_instances, parameter_attrs, parameter_kinds, registration_parts,
                                            tail_name)
 from poslint.analysis import series as series_ops
@@ -212,6 +212,7 @@ class Interpreter:
         self._complex_names: Dict[int, Set[str]] = {}
         self._kinds_by_function: Dict[int, Dict[str, Set[str]]] = {}
         self.sinks = Sinks()  # where products end up, kept across rounds
+        self._kept_looked_up: Set[int] = set()  # classes whose keep-in-float32 lists elsewhere are known
         self.cast_candidates: Set[tuple] = set()  # casts of values of unknown role
         self.guessed: Set[tuple] = set()  # products whose frequencies were guessed from a cos/sin sink
         # Products of frequencies and an operand of no role, and of frequencies and positions.
@@ -1248,6 +1249,19 @@ class Interpreter:
         return frame.cls is not None and value.sort is Sort.INSTANCE and isinstance(value.payload, ClassInfo) \
             and any(c is frame.cls for c in value.payload.mro())
 
+    def _kept_float32(self, cls: ClassInfo, name: str) -> bool:
+        """Whether a model's keep-in-float32 list covers ``name`` of ``cls`` (or a base): where a
+        model of this module holds it, or one of another module of the package that imports it."""
+        for c in cls.mro():
+            home = c.home or self
+            if id(c) not in self._kept_looked_up and home.follows_imports and home.project is not None \
+                    and home.module_name:
+                self._kept_looked_up.add(id(c))
+                c.kept_float32 |= home.project.kept_float32_elsewhere(home.module_name, c.name)
+            if ALL_ATTRS in c.kept_float32 or name in c.kept_float32:
+                return True
+        return False
+
     def _load_dtype(self, node: ast.AST) -> Value:
         """``config.torch_dtype``: the dtype the model was loaded in, the activations'."""
         return dtype_value(Prec.ACTIVATION, Origin.at(node, f"the load dtype ({self.facts.source(node)})",
@@ -1316,7 +1330,7 @@ class Interpreter:
                 value = self.rebased(value, node, defining.home.path)
         converted = storage in ("buffer", "parameter") and frame.runtime and value.prec is not Prec.INT \
             and not any(family_matches(restored, name) for c in cls.mro() for restored in c.restored_attrs) \
-            and not any(c.kept_float32 for c in cls.mro()) \
+            and not self._kept_float32(cls, name) \
             and not self.filled_in_forward(cls, name)
         if converted and (value.is_tensor or value.roles):
             if own:

@@ -83,8 +83,9 @@ class ClassInfo:
     foreign_bases: List[str] = field(default_factory=list)
     # Tensors that an override of ``_apply``/``to``/``half``... recomputes after a conversion.
     restored_attrs: Set[str] = field(default_factory=set)
-    # Held under a name that a model's keep-in-float32 list names: loaders keep its tensors float32.
-    kept_float32: bool = False
+    # Its tensors that a model's keep-in-float32 list names (ALL_ATTRS: every one), found where the
+    # model holds it: loaders keep them float32.
+    kept_float32: Set[str] = field(default_factory=set)
     base_nodes: List[ast.AST] = field(default_factory=list)
     home_ref: Optional["weakref.ref"] = None  # the interpreter of the module that defines it
     sealed: bool = False  # its bases are final
@@ -250,6 +251,10 @@ def is_static(node: ast.AST) -> bool:
     return False
 
 
+# In ``ClassInfo.kept_float32``: every tensor of the class.
+ALL_ATTRS = "*"
+
+
 def is_property(node: ast.AST) -> bool:
     """A getter that an attribute read runs: ``@property``, ``@functools.cached_property``."""
     return any(tail_name(d) in ("property", "cached_property") for d in getattr(node, "decorator_list", []))
@@ -350,6 +355,8 @@ class ModuleModel:
         self.classes: Dict[str, ClassInfo] = {}
         self.subclasses: Dict[str, List[ClassInfo]] = {}
         self.autocast_off_decorators: Set[str] = set()
+        # Classes of other modules (qualified) that a class here holds under a keep-in-float32 name.
+        self.kept_float32_imports: Dict[str, Set[str]] = {}
         self._tables: Optional[Dict[str, List[str]]] = None
         self._factory_classes: Optional[Dict[str, Tuple[str, ...]]] = None
         self._demo: Optional[Set[int]] = None
@@ -388,26 +395,38 @@ class ModuleModel:
             fn.autocast_off = fn.autocast_off or any(self.disables_autocast(d) for d in fn.node.decorator_list)
 
     def _keep_float32_listed(self) -> None:
-        """Mark the classes whose instances a class here holds under a name that a model's
-        keep-in-float32 list names (``_keep_in_fp32_modules_strict = ["rotary_emb"]``): loaders
-        keep their buffers and parameters float32 whatever dtype they load the model in."""
-        listed = set()
-        for cls in self.classes.values():
-            for item in cls.node.body:
-                if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None and any(
-                        isinstance(t, ast.Name) and t.id in KEEP_FLOAT32_LISTS
-                        for t in (item.targets if isinstance(item, ast.Assign) else [item.target])):
-                    if isinstance(item.value, (ast.List, ast.Tuple, ast.Set)):
-                        listed |= {part for e in item.value.elts if isinstance(e, ast.Constant)
-                                   and isinstance(e.value, str) for part in e.value.split(".")}
-        if not listed:
+        """Mark the tensors of the classes whose instances a class here holds under a name that a
+        model's keep-in-float32 list names (``_keep_in_fp32_modules_strict = ["rotary_emb"]``, or
+        ``"rotary_emb.inv_freq"``): loaders keep them float32 whatever dtype they load the model
+        in. An entry names the module by its last part, or one tensor by its last two; a module
+        name matches a name it begins (``rotary_emb`` covers ``rotary_emb_compress``, as the
+        loaders that match substrings do)."""
+        entries = [e.value.split(".") for cls in self.classes.values() for item in cls.node.body
+                   if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None and any(
+                       isinstance(t, ast.Name) and t.id in KEEP_FLOAT32_LISTS
+                       for t in (item.targets if isinstance(item, ast.Assign) else [item.target]))
+                   and isinstance(item.value, (ast.List, ast.Tuple, ast.Set))
+                   for e in item.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if not entries:
             return
+        def kept_under(attr: str) -> Set[str]:
+            return {ALL_ATTRS for parts in entries if attr.startswith(parts[-1])} | \
+                {parts[-1] for parts in entries if len(parts) > 1 and attr.startswith(parts[-2])}
+
         for cls in self.classes.values():
             for attr, held in cls.instance_attrs.items():
-                if attr in listed:
-                    for name in held:
-                        if name in self.classes:
-                            self.classes[name].kept_float32 = True
+                kept = kept_under(attr)
+                for name in held if kept else ():
+                    if name in self.classes:
+                        self.classes[name].kept_float32 |= kept
+            for item in walk(cls.node):  # ``self.rotary_emb = Rotary(...)`` of a class imported from the project
+                if isinstance(item, ast.Assign) and isinstance(item.value, ast.Call) and \
+                        tail_name(item.value.func) not in self.class_names:
+                    qual = self.names.qualname(item.value.func)
+                    for target in item.targets if qual else ():
+                        kept = kept_under(target.attr) if is_self_attr(target) else set()
+                        if kept:
+                            self.kept_float32_imports.setdefault(qual, set()).update(kept)
 
     def disables_autocast(self, decorator: ast.AST) -> bool:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator

@@ -28,6 +28,7 @@ from poslint.analysis.lattice import Value
 from poslint.analysis.names import NOT_FIRST_PARTY, ImportResolver, is_test_module
 from poslint.analysis.object_model import ClassInfo
 from poslint.analysis.subtrees import index_module
+from poslint.analysis.torch_api import KEEP_FLOAT32_LISTS
 from poslint.core.source import LineIndex
 
 # Re-exports (``from .rotary import Rotary`` in ``__init__.py``) followed before giving up.
@@ -199,6 +200,20 @@ class Project:
         if key not in self._instantiations:
             self._instantiations[key] = self._instantiations_in_importers(module, cls, init)
         return self._instantiations[key]
+
+    def kept_float32_elsewhere(self, module: str, cls: str) -> Set[str]:
+        """The tensors of the host ``module``'s class ``cls`` that a model of another module of the
+        package, which imports it, keeps float32 by its keep-in-float32 list (ALL_ATTRS: all)."""
+        importers = [name for name in self.source.importers(module, cls) if not is_test_module(name)]
+        kept: Set[str] = set()
+        for importer in importers[:MAX_IMPORTERS]:
+            located = self.source.find(importer)
+            if located is None or not any(marker in located[1] for marker in KEEP_FLOAT32_LISTS):
+                continue  # (read without analysing it: most importers keep nothing)
+            unit = self.unit(importer)
+            if unit is not None:
+                kept |= unit.interpreter.model.kept_float32_imports.get(f"{module}.{cls}", set())
+        return kept
 
     def _instantiations_in_importers(self, module: str, cls: str, init: ast.AST):
         # A package's tests build every configuration on purpose; its models build the ones it runs.
