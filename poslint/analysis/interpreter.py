@@ -3193,11 +3193,13 @@ ELEMENTWISE_PRODUCTS = frozenset({"*", "mul", "multiply"})
 
 def _over_wavelength_operands(op: ast.operator, left: Value, right: Value) -> bool:
     """A quotient that may be angles, an input over each channel's wavelength: a tensor of no known
-    role and made from no grid (a grid normalised by its total is bounded) over a growing table, or
-    over a tensor not yet known (the first round reads no module attribute), so that a sink can
-    confirm it as a product."""
+    role and made from no grid (a grid normalised by its total is bounded) over a table the module
+    holds (a buffer or parameter, which conversion rounds), or over a tensor not yet known (the
+    first round reads no module attribute), so that a sink can confirm it as a product. (A table
+    computed in place in the input's dtype, DETR's ``x / dim_t`` of normalised coordinates, moves
+    each angle by its relative rounding only.)"""
     return isinstance(op, ast.Div) and unknown_operand(left) and not left.grids and (
-        right.has(Role.GROWTH) or unknown_operand(right))
+        held_by_module(right) or unknown_operand(right))
 
 
 def _along_dims(grid: Value, other: Value, dims: Iterable[int]) -> bool:

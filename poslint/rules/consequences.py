@@ -139,19 +139,24 @@ def rounded_angles(facts, angles) -> Optional[str]:
 
 
 def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool = False, divisor: bool = False,
-                        default_dtype: bool = False, float16: bool = False, scale: float = 1.0):
+                        default_dtype: bool = False, float16: bool = False, scale: float = 1.0,
+                        over_input: bool = False):
     """What frequencies rounded to bfloat16 (or ``float16``) do to the angles of positions
     0..extent-1: ``unknown`` (bfloat16's figure) when the code says neither how many positions there
     are nor which frequencies (``factor``, the value they are read from) it uses; None when the
     error is negligible; else the computed error, with the frequencies and positions it assumes.
     ``product_16bit``: see :func:`angle_error`; ``divisor`` and ``default_dtype``: see
     :func:`frequency_table`; ``scale``: a literal below one that every way to cos/sin multiplies
-    the angles by (``sin(angles * 0.01)``), which scales their error too."""
+    the angles by (``sin(angles * 0.01)``), which scales their error too; ``over_input``: the
+    frequencies are wavelengths that divide an input of unknown range (a mass, a time): each angle
+    moves by its relative rounding, whatever the table."""
     if factor is not None and factor.has(Role.HARMONICS):  # (of a continuous value, not a count of positions)
         return relative_error(float16, "the frequencies are harmonics (whole multiples of one frequency)")
     table = frequency_table(factor, divisor, default_dtype) if factor is not None else None
     if table is None and drawn_at_random(factor):
         return random_frequencies(float16)
+    if over_input and extent is None:
+        return relative_error(float16, "the wavelengths divide an input whose range the code does not give")
     if extent is None and table is None and not float16 and scale >= 1:
         return unknown
     table = table or ASSUMED_FREQUENCIES

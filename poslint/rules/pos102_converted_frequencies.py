@@ -40,7 +40,9 @@ class LowPrecisionFrequencies(Rule):
     cos and sin are concatenated along (one of several, not the first; an elementwise product)
     indexes the channels, so it
     holds the frequencies, whole multiples of one (`(2 * pi * orders[None, :, None, None]).to(x.dtype)`
-    times a time of day, `cat([cos, sin], dim=1)`), and what it multiplies is the positions. Where
+    times a time of day, `cat([cos, sin], dim=1)`), and what it multiplies is the positions. So do
+    wavelengths held by the module that divide an input of unknown range (a mass over a geometric
+    table, `cat([sin(x / w1), cos(x / w2)])`: each channel's angle, the halves one encoding). Where
     the product itself runs in 16 bits (integer or 16-bit positions times 16-bit frequencies), its
     rounding is counted too. A cast to float16
     (`.half()`, `torch.float16`) is estimated with float16's 11 significant bits, and the message
@@ -170,7 +172,8 @@ class Rotary(torch.nn.Module):
             consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, factor,
                                               product_16bit=product.result.prec.may_be_16bit,
                                               divisor=product.op == "/", float16=factor.origin.float16,
-                                              scale=facts.trig_scale(product))
+                                              scale=facts.trig_scale(product),
+                                              over_input=product.op == "/" and not product.positions.roles)
             if consequence is None:
                 continue  # a grid this short turns rounded frequencies into a negligible angle error
             consequence += assumed
