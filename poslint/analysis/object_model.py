@@ -407,6 +407,7 @@ class ModuleModel:
                        for t in (item.targets if isinstance(item, ast.Assign) else [item.target]))
                    and isinstance(item.value, (ast.List, ast.Tuple, ast.Set))
                    for e in item.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        entries = [parts for parts in entries if all(parts)]  # ("" or "model." names nothing)
         if not entries:
             return
         def kept_under(attr: str) -> Set[str]:
