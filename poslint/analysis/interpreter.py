@@ -1800,7 +1800,8 @@ class Interpreter:
         if {a.sort, b.sort} <= {Sort.TENSOR, Sort.OTHER}:
             # (one angle computed twice is computed in one function: products elsewhere are others)
             function = frame.function and id(frame.function.node)
-            self.sinks.written_as(key, function, (ast.dump(a_node), ast.dump(b_node)))
+            self.sinks.written_as(key, function, tuple(ast.dump(n) if isinstance(n, ast.AST) else None
+                                                       for n in (a_node, b_node)))
             if a.origin is not None or b.origin is not None:
                 self.sinks.same_operands(key, (function, operand_identity(a, a_node), operand_identity(b, b_node)))
 

@@ -4,7 +4,7 @@ frequencies, slopes, angles...), by the shape of the computation and never by a 
 from __future__ import annotations
 
 import ast
-from typing import Dict, Set, Tuple
+from typing import Dict, Optional, Set, Tuple
 
 from poslint.analysis import series as series_ops
 from poslint.analysis.facts import node_key
@@ -196,7 +196,7 @@ class Sinks:
         group.add(key)
         self.twins[key] = group
 
-    def written_as(self, key: tuple, function: object, operands: Tuple[str, str]) -> None:
+    def written_as(self, key: tuple, function: object, operands: Tuple[Optional[str], ...]) -> None:
         """The product at ``key``, in ``function``, multiplies the expressions ``operands`` (dumped)."""
         self._operands[key] = (function, operands)
 
@@ -204,7 +204,7 @@ class Sinks:
         """Whether the products at ``first`` and ``second``, in one function, multiply one
         expression (``x[:, :, None]`` over two tables)."""
         a, b = self._operands.get(first), self._operands.get(second)
-        return a is not None and b is not None and a[0] == b[0] and bool(set(a[1]) & set(b[1]))
+        return a is not None and b is not None and a[0] == b[0] and bool((set(a[1]) & set(b[1])) - {None})
 
     def reach_tables(self, table: Value) -> None:
         """``table`` is given to a helper that applies cos/sin tables as given (flash-attn's
