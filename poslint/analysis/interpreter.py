@@ -1698,10 +1698,11 @@ class Interpreter:
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
         elif factor_of(b) and not factor_of(a):
             factor, factor_node, pos, pos_node = b, b_node, a, a_node
-        elif self.sinks.rotation(key) and module_held(a) != module_held(b):
+        elif self.sinks.rotation(key) and module_state(a) != module_state(b):
             # A product that reaches cos/sin with a tensor the module holds: the module tensor is
-            # the frequencies, whatever computed it (another file, a lookup table of init functions).
-            factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if module_held(a) else (b, b_node, a, a_node)
+            # the frequencies, whatever computed it (another file, a lookup table of init functions);
+            # the other operand may be an input cast to its dtype (SAM's coordinates).
+            factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if module_state(a) else (b, b_node, a, a_node)
             self.guessed.add(key)
         elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and held_by_module(a if is_grid(a) else b) \
                 and not held_by_module(b if is_grid(a) else a) and unknown_operand(b if is_grid(a) else a):
