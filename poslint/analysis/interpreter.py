@@ -56,7 +56,7 @@ from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_held, module_state, negated, operand_identity, power_role, sign_of,
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
-from poslint.analysis.torch_api import (BOUND_BREAKING, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
+from poslint.analysis.torch_api import (BOUND_BREAKING, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_LOOKUPS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
@@ -153,6 +153,10 @@ class _LinearModule:
     which ``module.to()`` converts with the module that holds it."""
 
     in_features: Optional[int]
+
+
+# ``nn.Dropout(p)``, ``nn.Identity()``: called, the input comes back.
+VALUE_PRESERVING = Value(sort=Sort.CALLABLE, payload_key="value-preserving module")
 
 
 def _linear_module(in_features: Optional[int]) -> Value:
@@ -1752,6 +1756,8 @@ class Interpreter:
             return None
         if _holds_one_value(pos):
             return None  # zeros, ones, full(shape, 6): one exact value has nothing to collide with or round
+        if pos.products & NOT_POSITIONAL and not pos.has(Role.POSITIONS):
+            return None  # a phase (atan2) or a random draw times learned orders: no position in it
         if _shared_grid_variable(pos_node, factor_node, frame):
             return None  # index * base ** (-index / d): frequencies times their own index, no position
         if factor.is_number and not pos.is_tensor:
@@ -2022,6 +2028,8 @@ class Interpreter:
         if isinstance(payload, _LinearModule) and args and frame.runtime and isinstance(self._call_site, ast.Call) \
                 and self._call_site.args:
             return self._linear_call(self._call_site, args[0], payload.in_features, frame)
+        if callee.payload_key == VALUE_PRESERVING.payload_key and len(args) == 1 and not kwargs:
+            return args[0]
         if isinstance(payload, _Chain) and args:
             value = args[0]
             for module in payload.modules:
@@ -2083,6 +2091,8 @@ class Interpreter:
         if qual in LINEAR_MODULES:
             width = _const_number(args[0] if args else kwargs.get("in_features", UNKNOWN))
             return _linear_module(width if isinstance(width, int) else None)
+        if qual in VALUE_PRESERVING_MODULES:
+            return VALUE_PRESERVING
         if qual in SEQUENTIAL_CONTAINERS and not kwargs:
             modules = tuple(args)
             if any(m.sort is Sort.INSTANCE for m in modules):

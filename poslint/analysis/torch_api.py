@@ -143,6 +143,11 @@ MODULE_LOOKUPS = frozenset({"get_buffer", "get_parameter"})
 SEQUENTIAL_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
 # A module whose call is ``F.linear(x, weight, bias)`` with a parameter it initialises at random.
 LINEAR_MODULES = frozenset({"torch.nn.Linear", "torch.nn.modules.linear.Linear"})
+# Modules whose call hands its input back, as far as precision and role go (dropout scales values
+# during training only): what it is called on keeps what it was (a phase stays a phase).
+VALUE_PRESERVING_MODULES = frozenset({"torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d",
+                                      "torch.nn.Dropout3d", "torch.nn.AlphaDropout", "torch.nn.FeatureAlphaDropout",
+                                      "torch.nn.Identity"})
 
 CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
 

@@ -155,6 +155,12 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
     table = frequency_table(factor, divisor, default_dtype) if factor is not None else None
     if table is None and drawn_at_random(factor):
         return random_frequencies(float16)
+    if table is None and not divisor and factor is not None and (
+            factor.has(Role.GROWTH) or factor.has(Role.GROWTH2) or (factor.magnitude or 0) > 1):
+        # (bands that grow with the channel, pi * linspace(1, res / 2, n), multiply: no table of at
+        # most one; a growing divisor, 10000 ** (2i / d), is that table inverted)
+        return relative_error(float16, "the frequencies are Fourier bands above one, and the code fixes no "
+                                       "table")
     if over_input and extent is None:
         return relative_error(float16, "the wavelengths divide an input whose range the code does not give")
     if extent is None and table is None and not float16 and scale >= 1:
