@@ -42,7 +42,8 @@ class LowPrecisionFrequencies(Rule):
     holds the frequencies, whole multiples of one (`(2 * pi * orders[None, :, None, None]).to(x.dtype)`
     times a time of day, `cat([cos, sin], dim=1)`), and what it multiplies is the positions. So do
     wavelengths held by the module that divide an input of unknown range (a mass over a geometric
-    table, `cat([sin(x / w1), cos(x / w2)])`: each channel's angle, the halves one encoding). Where
+    table, `cat([sin(x / w1), cos(x / w2)])`: each channel's angle, the halves one encoding), and
+    Fourier bands above one whose table the code does not fix (`pi * linspace(1, res / 2, n)`). Where
     the product itself runs in 16 bits (integer or 16-bit positions times 16-bit frequencies), its
     rounding is counted too. A cast to float16
     (`.half()`, `torch.float16`) is estimated with float16's 11 significant bits, and the message
