@@ -140,7 +140,8 @@ def test_an_ode_solver_calls_its_function_on_times_in_the_state_dtype(solver):
 def test_every_entry_says_what_source_it_was_checked_against():
     for qual, summary in LIBRARY.items():
         assert summary.effect in ("preserves", "returns-last", "applies-rotary", "rope-init", "rope-init-table",
-                                  "multiplies", "contracts", "integrates", "alibi-builder"), qual
+                                  "multiplies", "contracts", "integrates", "alibi-builder", "embeds-timesteps",
+                                  "timestep-embedder", "timesteps-embedder"), qual
         assert any(ch.isdigit() for ch in summary.checked) and ".py" in summary.checked, qual
 
 

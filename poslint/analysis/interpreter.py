@@ -155,6 +155,8 @@ class _LinearModule:
     in_features: Optional[int]
 
 
+# In a library module's payload key: it embeds the timesteps it is called on (library_summaries).
+TIMESTEP_EMBEDDER = "timestep-embedder"
 # ``nn.Dropout(p)``, ``nn.Identity()``: called, the input comes back.
 VALUE_PRESERVING = Value(sort=Sort.CALLABLE, payload_key="value-preserving module")
 
@@ -2030,12 +2032,31 @@ class Interpreter:
             return self._linear_call(self._call_site, args[0], payload.in_features, frame)
         if callee.payload_key == VALUE_PRESERVING.payload_key and len(args) == 1 and not kwargs:
             return args[0]
+        if isinstance(callee.payload_key, tuple) and callee.payload_key[0] == TIMESTEP_EMBEDDER \
+                and isinstance(self._call_site, ast.Call):
+            self._embed_timesteps(self._call_site, args[:callee.payload_key[1]], frame)
+            return UNKNOWN_TENSOR
         if isinstance(payload, _Chain) and args:
             value = args[0]
             for module in payload.modules:
                 value = self.call_value(module, [value], frame) or UNKNOWN_TENSOR
             return value
         return None
+
+    def _embed_timesteps(self, call: ast.Call, timesteps: Sequence[Value], frame: Frame) -> None:
+        """A library's sinusoidal embedding of each of ``timesteps`` (diffusers' ``Timesteps``): each,
+        upcast inside, times float32 frequencies into cos and sin, an angle product at ``call``
+        (one per argument, at the argument's node)."""
+        for value, arg_node in zip(timesteps, call.args):
+            if not (value.is_tensor or _is_opaque(value)):
+                continue
+            key = node_key(arg_node)
+            marker = Value(recent=frozenset({key}))
+            self._mark_rotary(marker, "cos")  # (the library takes both: a rotation's angles)
+            self._mark_rotary(marker, "sin")
+            freqs = tensor(Prec.F32, Origin.at(call, "a library's float32 timestep frequencies", Prec.F32),
+                           roles=frozenset({Role.FREQS}))
+            self.product(arg_node, "*", value, arg_node, freqs, call, frame)
 
     def _linear_call(self, call: ast.Call, x: Value, in_features: Optional[int], frame: Frame) -> Value:
         """``self.proj(x)`` of an ``nn.Linear`` in forward: ``x`` times its weight, a parameter that
@@ -2269,6 +2290,11 @@ class Interpreter:
             return Value(sort=Sort.TENSOR, prec=state.prec, origin=state.origin) if state.is_tensor else UNKNOWN_TENSOR
         if effect == "returns-last":
             return args[-1] if args else UNKNOWN
+        if effect == "embeds-timesteps":
+            self._embed_timesteps(node, args[:1], frame)
+            return UNKNOWN_TENSOR
+        if effect in ("timestep-embedder", "timesteps-embedder"):
+            return Value(sort=Sort.CALLABLE, payload_key=(TIMESTEP_EMBEDDER, 1 if effect == "timestep-embedder" else 2))
         if effect == "applies-rotary":
             for table in [*args[1:3], *(kwargs[k] for k in ("cos", "sin") if k in kwargs)]:
                 self.sinks.reach_tables(table)

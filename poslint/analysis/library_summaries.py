@@ -22,7 +22,12 @@ Effects:
   absolute positions that a running count of the mask gives (not relative to the query), cast to
   ``dtype`` and shaped ``[batch * heads, 1, keys]``;
 * ``integrates``: ``(func, y0, t)``: an ODE solver that calls ``func(t_k, y)`` with times of the grid
-  ``t`` cast to the state's dtype and states of ``y0``'s dtype, and returns states of that dtype.
+  ``t`` cast to the state's dtype and states of ``y0``'s dtype, and returns states of that dtype;
+* ``embeds-timesteps``: ``(timesteps, ...)``: the sinusoidal embedding of its first argument, as the
+  positions of float32 frequencies into cos and sin (what was rounded before the call stays rounded);
+* ``timestep-embedder``: a module built by the call; called, it embeds its first argument so;
+* ``timesteps-embedder``: a module built by the call; called, it embeds its first two arguments
+  so (a timestep and a guidance scale, before a projection of its last).
 """
 
 from __future__ import annotations
@@ -53,6 +58,13 @@ _ALIBI = ("transformers 5.24.0, transformers/models/{}: build_alibi_tensor compu
           "((attention_mask.cumsum(dim=-1) - 1) * attention_mask)[:, None, :], alibi = slopes[..., None] * "
           "arange_tensor, and returns alibi.reshape(batch_size * num_heads, 1, seq_length).to(dtype)")
 _TYPING = "CPython 3.10-3.13, Lib/typing.py: cast(typ, val) returns val unchanged; it only informs type checkers"
+_TIMESTEPS = ("diffusers 0.42.1, diffusers/models/embeddings.py: get_timestep_embedding computes exponent = "
+              "-log(max_period) * arange(0, half_dim, dtype=torch.float32) / (half_dim - shift), emb = "
+              "timesteps[:, None].float() * exp(exponent)[None, :], then cat([sin(emb), cos(emb)]); Timesteps.forward "
+              "calls it on its argument")
+_COMBINED = (" CombinedTimestepTextProjEmbeddings.forward(timestep, pooled_projection) runs self.time_proj "
+             "(Timesteps) on timestep; CombinedTimestepGuidanceTextProjEmbeddings.forward(timestep, guidance, "
+             "pooled_projection) on timestep and on guidance")
 
 LIBRARY: Dict[str, LibrarySummary] = {
     "typing.cast": LibrarySummary("returns-last", _TYPING),
@@ -66,6 +78,12 @@ LIBRARY: Dict[str, LibrarySummary] = {
         "alibi-builder", _ALIBI.format("bloom/modeling_bloom.py")),
     "transformers.models.falcon.modeling_falcon.build_alibi_tensor": LibrarySummary(
         "alibi-builder", _ALIBI.format("falcon/modeling_falcon.py") + " (its slopes cast to bfloat16 first)"),
+    "diffusers.models.embeddings.get_timestep_embedding": LibrarySummary("embeds-timesteps", _TIMESTEPS),
+    "diffusers.models.embeddings.Timesteps": LibrarySummary("timestep-embedder", _TIMESTEPS),
+    "diffusers.models.embeddings.CombinedTimestepTextProjEmbeddings": LibrarySummary(
+        "timestep-embedder", _TIMESTEPS + ";" + _COMBINED),
+    "diffusers.models.embeddings.CombinedTimestepGuidanceTextProjEmbeddings": LibrarySummary(
+        "timesteps-embedder", _TIMESTEPS + ";" + _COMBINED),
     "flash_attn.layers.rotary.apply_rotary_emb": LibrarySummary("applies-rotary", _FLASH),
     "flash_attn.layers.rotary.apply_rotary_emb_func": LibrarySummary("applies-rotary", _FLASH),
     "transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS": LibrarySummary(
@@ -77,4 +95,5 @@ LIBRARY: Dict[str, LibrarySummary] = {
 # A file can only get a role from this table by naming one of these (lower-cased): the prefilter
 # lets such a file through (see poslint.engine.prefilter).
 ROLE_WORDS = frozenset(qual.rsplit(".", 1)[-1].lower() for qual, summary in LIBRARY.items()
-                       if summary.effect in ("rope-init", "rope-init-table", "alibi-builder"))
+                       if summary.effect in ("rope-init", "rope-init-table", "alibi-builder", "embeds-timesteps",
+                                             "timestep-embedder", "timesteps-embedder"))

@@ -34,7 +34,7 @@ here (the rest of the interpreter only carries, merges or drops roles), and name
    with a positional word;
 2. ``logspace`` (frequencies or slopes), ``polar`` (a complex rotation), and the third-party
    helpers that give frequencies or an ALiBi bias by their summary (``ROPE_INIT_FUNCTIONS``,
-   transformers' rope-init functions and ``build_alibi_tensor``:
+   transformers' rope-init functions and ``build_alibi_tensor``, diffusers' timestep embedders:
    :data:`poslint.analysis.library_summaries.ROLE_WORDS`), which a file names to call;
 3. ``exp``/``exp2`` of a value with the ``POSITIONS`` or ``FREQ_INDEX`` role, or ``exp`` of a
    ``linspace`` between logarithms (the ``LOGARITHM`` role: the same words) (``reciprocal``
@@ -144,6 +144,7 @@ ROLE_BIRTHS_REVIEWED = {
     "_grown_list": ("FREQS", "POW2", "SLOPES"),  # a list keeps the roles of what is appended to it
     "_eval_ListComp": ("FREQ_INDEX",),
     "library_call": ("BIAS", "FREQS"),  # transformers' rope-init functions and ALiBi builders, by name: (2)
+    "_embed_timesteps": ("FREQS",),  # diffusers' timestep embedders, by name: (2)
     "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
     "_note_grid_axes": ("ANGLES", "ROTARY_COMPLEX"),  # reads roles only
     "power_role": ("FREQS", "SLOPES"),
