@@ -155,8 +155,6 @@ class _LinearModule:
     in_features: Optional[int]
 
 
-# In a library module's payload key: it embeds the timesteps it is called on (library_summaries).
-TIMESTEP_EMBEDDER = "timestep-embedder"
 # ``nn.Dropout(p)``, ``nn.Identity()``: called, the input comes back.
 VALUE_PRESERVING = Value(sort=Sort.CALLABLE, payload_key="value-preserving module")
 
@@ -168,6 +166,21 @@ def _linear_module(in_features: Optional[int]) -> Value:
 # A Linear of this many inputs at most projects coordinates (a time, x and y, x y z): into cos and sin,
 # learned Fourier features. A wider one maps activations (an ISTFT head predicting phases for polar).
 MOST_COORDINATES = 3
+
+
+@dataclass(frozen=True)
+class _TimestepEmbedder:
+    """A library module that embeds the timesteps it is called on (library_summaries): its first
+    argument, or every argument but the last."""
+
+    all_but_last: bool
+
+
+@dataclass(frozen=True)
+class _LibraryHelper:
+    """A third-party helper of poslint.analysis.library_summaries, held in a name before it is called."""
+
+    qual: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -1181,6 +1194,8 @@ class Interpreter:
             return Value(sort=Sort.CALLABLE, payload=found, payload_key=("class", qual))
         if isinstance(found, Value) and found is not UNKNOWN:
             return self.rebased(found, node, qual)
+        if qual in LIBRARY:  # (a payload, so that one of two helpers, ``a if flag else b``, is either)
+            return Value(sort=Sort.CALLABLE, payload=_LibraryHelper(qual), payload_key=("qual", qual))
         return Value(sort=Sort.CALLABLE, payload_key=("qual", qual))
 
     def _eval_Attribute(self, node: ast.Attribute, frame: Frame) -> Value:
@@ -2030,11 +2045,12 @@ class Interpreter:
         if isinstance(payload, _LinearModule) and args and frame.runtime and isinstance(self._call_site, ast.Call) \
                 and self._call_site.args:
             return self._linear_call(self._call_site, args[0], payload.in_features, frame)
+        if isinstance(payload, _LibraryHelper) and isinstance(self._call_site, ast.Call):
+            return self.library_call(LIBRARY[payload.qual].effect, self._call_site, list(args), kwargs, frame)
         if callee.payload_key == VALUE_PRESERVING.payload_key and len(args) == 1 and not kwargs:
             return args[0]
-        if isinstance(callee.payload_key, tuple) and callee.payload_key[0] == TIMESTEP_EMBEDDER \
-                and isinstance(self._call_site, ast.Call):
-            self._embed_timesteps(self._call_site, args[:callee.payload_key[1]], frame)
+        if isinstance(payload, _TimestepEmbedder) and isinstance(self._call_site, ast.Call):
+            self._embed_timesteps(self._call_site, args[:-1] if payload.all_but_last else args[:1], frame)
             return UNKNOWN_TENSOR
         if isinstance(payload, _Chain) and args:
             value = args[0]
@@ -2294,7 +2310,8 @@ class Interpreter:
             self._embed_timesteps(node, args[:1], frame)
             return UNKNOWN_TENSOR
         if effect in ("timestep-embedder", "timesteps-embedder"):
-            return Value(sort=Sort.CALLABLE, payload_key=(TIMESTEP_EMBEDDER, 1 if effect == "timestep-embedder" else 2))
+            embedder = _TimestepEmbedder(all_but_last=effect == "timesteps-embedder")
+            return Value(sort=Sort.CALLABLE, payload=embedder, payload_key=embedder)
         if effect == "applies-rotary":
             for table in [*args[1:3], *(kwargs[k] for k in ("cos", "sin") if k in kwargs)]:
                 self.sinks.reach_tables(table)

@@ -26,8 +26,8 @@ Effects:
 * ``embeds-timesteps``: ``(timesteps, ...)``: the sinusoidal embedding of its first argument, as the
   positions of float32 frequencies into cos and sin (what was rounded before the call stays rounded);
 * ``timestep-embedder``: a module built by the call; called, it embeds its first argument so;
-* ``timesteps-embedder``: a module built by the call; called, it embeds its first two arguments
-  so (a timestep and a guidance scale, before a projection of its last).
+* ``timesteps-embedder``: a module built by the call; called, it embeds every argument but its
+  last so (a timestep, and a guidance scale where given, before a projection of the last).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ LIBRARY: Dict[str, LibrarySummary] = {
     "diffusers.models.embeddings.get_timestep_embedding": LibrarySummary("embeds-timesteps", _TIMESTEPS),
     "diffusers.models.embeddings.Timesteps": LibrarySummary("timestep-embedder", _TIMESTEPS),
     "diffusers.models.embeddings.CombinedTimestepTextProjEmbeddings": LibrarySummary(
-        "timestep-embedder", _TIMESTEPS + ";" + _COMBINED),
+        "timesteps-embedder", _TIMESTEPS + ";" + _COMBINED),
     "diffusers.models.embeddings.CombinedTimestepGuidanceTextProjEmbeddings": LibrarySummary(
         "timesteps-embedder", _TIMESTEPS + ";" + _COMBINED),
     "flash_attn.layers.rotary.apply_rotary_emb": LibrarySummary("applies-rotary", _FLASH),
