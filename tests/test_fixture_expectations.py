@@ -41,6 +41,10 @@ def test_findings_match_the_stated_expectations(case: Path):
     ("fourier_bands_vector.py", "POS101", False),
     # the product's own function casts cos/sin back: every caller keeps its dtype
     ("cos_sin_cast_in_function.py", "POS103", True),
+    # coordinates cast to the buffer's dtype, cos/sin cast back only downstream in another module
+    ("random_features_of_cast_coordinates.py", "POS103", False),
+    # float32 coordinates @ the converted buffer would be an error: a matmul takes one dtype
+    ("random_features_of_cast_coordinates.py", "POS101", False),
 ])
 def test_fixes_offered_only_where_their_safety_holds(name, code, offered):
     case = FIXTURES / "rope" / "checker" / name

@@ -287,11 +287,12 @@ class ModuleFacts:
                     self._related.setdefault(base, set()).add(name)
         return self._related.get(cls, {cls}) | set(self.class_mro.get(cls, (cls,)))
 
-    def cos_sin_cast_after(self, product: Product) -> bool:
+    def cos_sin_cast_after(self, product: Product, here_only: bool = False) -> bool:
         """Whether cos/sin computed from this product are cast to an explicit dtype afterwards,
         so that computing the product in float32 leaves the outputs' dtypes as they were. Where
         callers give the product different precisions, a cast counts for the callers whose cos/sin
-        have this product's precision (another caller's cast leaves this one's outputs as they are)."""
+        have this product's precision (another caller's cast leaves this one's outputs as they are);
+        ``here_only``: a cast in the product's own function only."""
         if self._cast_trig_products is None:  # read once the analysis is done: one pass over the casts
             self._cast_trig_products = {}
             for cast in self.casts:
@@ -300,7 +301,7 @@ class ModuleFacts:
                         self._cast_trig_products.setdefault(key, []).append(cast)
         home = self.enclosing_function(product.node)
         # (a cast in the product's own function follows it in every call; one elsewhere, its caller's)
-        return any(cast.before.prec is product.result.prec or
+        return any((cast.before.prec is product.result.prec and not here_only) or
                    (home is not None and self.enclosing_function(cast.node) is home)
                    for cast in self._cast_trig_products.get(node_key(product.node), ()))
 

@@ -12,6 +12,7 @@ from typing import List, Optional, Tuple
 
 from poslint.analysis import ModuleFacts, Role, node_key
 from poslint.analysis.names import canonical
+from poslint.analysis.torch_api import SAME_DTYPE_PRODUCTS
 from poslint.core.diagnostics import Edit, Fix
 
 # Parameter names that carry sizes, scalars or options, not tensors: never a device source.
@@ -467,6 +468,8 @@ def float32_site_fix(facts: ModuleFacts, product, node: ast.AST, edits: List[Edi
     is needed (it assumes the other operand did not widen the original product)."""
     if not edits:
         return None
+    if product.op in SAME_DTYPE_PRODUCTS and not other.prec.is_float32_or_better:
+        return None  # float32 @ a 16-bit operand is an error ("expected m1 and m2 to have the same dtype")
     cast_back: List[Edit] = []
     if not facts.cos_sin_cast_after(product) and not other.prec.is_float32_or_better:
         dtype = original_dtype(facts, node)

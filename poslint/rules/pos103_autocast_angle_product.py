@@ -172,7 +172,12 @@ def rope(x, inv_freq):
 
 
 def autocast_fix(facts, product):
-    if not facts.cos_sin_cast_after(product):
+    # Positions cast to the module tensor's dtype (SAM's coordinates.to(self.gaussian.dtype)): the
+    # product is meant in the module's dtype, which a float32 product would leave unless cos/sin
+    # are cast back right there (a cast downstream, after other modules, is not known to come first).
+    cast_to_module = product.positions.prec is Prec.CONVERTED and product.positions.origin is not None \
+        and product.positions.origin.cast
+    if not facts.cos_sin_cast_after(product, here_only=cast_to_module):
         return None  # under autocast the outputs would turn float32: no dtype to cast them back to
     statement = enclosing_statement(facts, product.node)
     device = simple_name(facts, product.positions_node) or simple_name(facts, product.factor_node)
