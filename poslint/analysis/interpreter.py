@@ -32,6 +32,7 @@ from poslint.analysis.library_summaries import LIBRARY
 from poslint.analysis.lattice import (
     BF16_EXACT_UP_TO,
     FP16_EXACT_UP_TO,
+    ONE_VALUE_KEYS,
     PHASE,
     RANDOM_DRAW,
     UNKNOWN,
@@ -75,7 +76,7 @@ _DEVICE_CONTEXT = re.compile(r"with\s+torch\.device\(")
 METADATA_ATTRIBUTES = frozenset({"device", "dtype", "shape", "ndim", "is_cuda", "layout"})
 METADATA_CALLS = frozenset({"size", "dim", "numel", "to", "type", "type_as", "cuda", "cpu"})
 # The payload key of a tensor filled with one exact value other than one (zeros, ``full(shape, 6)``).
-ONE_VALUE = "one-value"
+ONE_VALUE = ONE_VALUE_KEYS[1]
 
 # Deep enough for helpers that call helpers; recursion is cut by the call stack, cost by the memo.
 MAX_CALL_DEPTH = 24
@@ -3202,7 +3203,7 @@ def _grown_list(container: Value, added: Value, extend: bool) -> Value:
 def _holds_one_value(value: Value) -> bool:
     """A tensor filled with one exact value (zeros, ones, ``full(shape, 6)``), and its casts and
     reshapes: whatever its dtype, nothing in it collides or is rounded."""
-    return value.is_tensor and value.payload_key in ("ones", ONE_VALUE)
+    return value.is_tensor and value.payload_key in ONE_VALUE_KEYS
 
 
 def _imported_here(name: str, frame: Frame) -> bool:

@@ -284,10 +284,23 @@ def alternatives(value: Value) -> Tuple[Value, ...]:
     return value.payload.members if isinstance(value.payload, Either) else (value,)
 
 
+# The payload keys of a tensor filled with one exact value (ones, zeros, ``full(shape, 6)``).
+ONE_VALUE_KEYS = ("ones", "one-value")
+
+
 def merge(a: Value, b: Value) -> Value:
     """Join two values that reach the same program point along different paths."""
     if a == b:
         return a
+    constants = [v for v in (a, b) if v.is_tensor and v.payload_key in ONE_VALUE_KEYS]
+    if len(constants) == 1:
+        # One path holds a tensor of one exact value (a zeros padding point): it rounds nothing, so
+        # the join has the other path's precision (an input of unknown dtype stays unknown).
+        varied = b if constants[0] is a else a
+        if varied.sort is Sort.TENSOR:
+            return varied.with_(roles=a.roles | b.roles)
+        if varied.sort is Sort.OTHER and varied.payload is None:
+            return Value(sort=Sort.TENSOR, roles=a.roles | b.roles)
     if a.sort is b.sort and a.sort in (Sort.INSTANCE, Sort.CALLABLE) and a.payload is not None \
             and b.payload is not None and a.payload_key != b.payload_key:
         members = tuple(dict.fromkeys(alternatives(a) + alternatives(b)))
