@@ -292,10 +292,11 @@ def merge(a: Value, b: Value) -> Value:
     """Join two values that reach the same program point along different paths."""
     if a == b:
         return a
-    constants = [v for v in (a, b) if v.is_tensor and v.payload_key in ONE_VALUE_KEYS]
+    constants = [v for v in (a, b) if v.is_tensor and v.payload_key in ONE_VALUE_KEYS and v.prec.may_be_16bit]
     if len(constants) == 1:
-        # One path holds a tensor of one exact value (a zeros padding point): it rounds nothing, so
-        # the join has the other path's precision (an input of unknown dtype stays unknown).
+        # One path holds a 16-bit tensor of one exact value (a zeros padding point): it rounds
+        # nothing, so the join has the other path's precision (an input of unknown dtype stays
+        # unknown). An integer one (a mask of ones) still says what the input's dtype is.
         varied = b if constants[0] is a else a
         if varied.sort is Sort.TENSOR:
             return varied.with_(roles=a.roles | b.roles)
