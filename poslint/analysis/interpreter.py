@@ -1002,8 +1002,7 @@ class Interpreter:
         self._note_grid_axes((current, value))
         written = current.with_(roles=current.roles | value.roles, products=current.products | value.products,
                                 recent=current.recent | value.recent, grids=current.grids | value.grids,
-                                relative=value.relative if value.roles else current.relative,
-                                payload_key=_written_key(current, value))
+                                relative=value.relative if value.roles else current.relative)
         if value.roles and current.is_tensor and current.prec.may_be_16bit and not value.prec.may_be_16bit:
             self._record(Cast(node, value_node or node, value, written, frame.site()),
                          ("cast", node_key(node), value, written, frame.site()))
@@ -1039,8 +1038,7 @@ class Interpreter:
         self._note_grid_axes((current, value))
         written = current.with_(roles=current.roles | value.roles, products=current.products | value.products,
                                 recent=current.recent | value.recent, grids=current.grids | value.grids,
-                                relative=value.relative if value.roles else current.relative,
-                                payload_key=_written_key(current, value))
+                                relative=value.relative if value.roles else current.relative)
         self.store_attr(frame, attr_node.attr, storage, written, node, value_node, written=True)
 
     def filled_in_forward(self, cls: ClassInfo, attr: str) -> bool:
@@ -3200,14 +3198,6 @@ def _grown_list(container: Value, added: Value, extend: bool) -> Value:
         return Value(sort=Sort.OTHER, roles=roles)
     return Value(sort=Sort.OTHER, roles=roles | merged.roles, prec=merged.prec, payload=merged,
                  payload_key=("list-of", merged.sort.value, merged.roles, merged.products, merged.recent))
-
-
-def _written_key(current: Value, value: Value) -> object:
-    """The payload key of ``current`` once ``value`` is written into part of it: a tensor of one
-    value (``zeros``) filled with anything else (``t[i, j] = -d``) no longer holds one value."""
-    if current.payload_key in ONE_VALUE_KEYS and value.payload_key != current.payload_key:
-        return None
-    return current.payload_key
 
 
 def _holds_one_value(value: Value) -> bool:
