@@ -16,7 +16,8 @@ class AbsoluteAlibi16Bit(Rule):
     their dtype; a bias measured from the last key (`key - (S - 1)`) is absolute, and so is a
     relative one shifted by an offset that bfloat16 may not hold (`key - query + (S - 1)`, the
     "inverted" form): its diagonal moves to that offset. A shift by a literal up to 256 keeps it
-    relative.
+    relative. A bias already made in 16 bits (Falcon's bfloat16 slopes times absolute positions)
+    is reported where it becomes 16-bit, not again at a later cast, which rounds nothing more.
 
     The slopes are recognised by their shape (a power-of-two geometric sequence), or by where
     the product goes: a position grid times a per-head factor whose values are not in the file
