@@ -1624,8 +1624,8 @@ class Interpreter:
         if isinstance(op, ast.Pow):
             recent = frozenset()  # a power is another quantity: a squared distance is no linear bias
         else:
-            recent = self._trace(node, left, right) if isinstance(op, ast.Mult) or \
-                _over_wavelength_operands(op, left, right) else self._passed_on(left, right)
+            recent = self._trace(node, left, right) if isinstance(op, ast.Mult) or over_wavelengths \
+                else self._passed_on(left, right)
         if isinstance(op, (ast.Add, ast.Sub)) and not (left.is_number or right.is_number):
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         whole_extent = _whole_extent(op, left, right)
@@ -1850,10 +1850,11 @@ class Interpreter:
         kwargs = {k.arg: self.eval(k.value, frame) for k in node.keywords if k.arg}
         qual = self.names.qualname(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
         # An autocast switched off is a value: ``ctx = torch.autocast(..., enabled=flag)``, then ``with ctx:``.
-        evaluated = {id(n): v for n, v in zip(node.args, args)}
-        evaluated.update((id(k.value), kwargs[k.arg]) for k in node.keywords if k.arg)
-        if is_autocast_off_call(node, self.names, lambda n: evaluated.get(id(n)) or self.eval(n, frame)):
-            return AUTOCAST_OFF
+        if (qual or tail_name(func)).endswith("autocast"):
+            evaluated = {id(n): v for n, v in zip(node.args, args)}
+            evaluated.update((id(k.value), kwargs[k.arg]) for k in node.keywords if k.arg)
+            if is_autocast_off_call(node, self.names, lambda n: evaluated.get(id(n)) or self.eval(n, frame)):
+                return AUTOCAST_OFF
         if not (qual and qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in TRANSFORMING):
             for value in list(args) + list(kwargs.values()):
                 self._escape(value)

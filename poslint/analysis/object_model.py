@@ -410,6 +410,7 @@ class ModuleModel:
         entries = [parts for parts in entries if all(parts)]  # ("" or "model." names nothing)
         if not entries:
             return
+
         def kept_under(attr: str) -> Set[str]:
             return {ALL_ATTRS for parts in entries if attr.startswith(parts[-1])} | \
                 {parts[-1] for parts in entries if len(parts) > 1 and attr.startswith(parts[-2])}
