@@ -185,6 +185,21 @@ class _LibraryHelper:
 
 
 @dataclass(frozen=True, eq=False)
+class _Partial:
+    """``functools.partial(fn, *args, **kwargs)``: called, ``fn`` with these arguments first."""
+
+    callee: Value
+    args: Tuple[Value, ...]
+    kwargs: Tuple[Tuple[str, Value], ...]
+
+
+def _partial(callee: Value, args: Sequence[Value], kwargs: Dict[str, Value]) -> Value:
+    bound = tuple(sorted(kwargs.items(), key=lambda item: item[0]))
+    return Value(sort=Sort.CALLABLE, payload=_Partial(callee, tuple(args), bound),
+                 payload_key=("partial", callee.payload_key, tuple(args), bound))
+
+
+@dataclass(frozen=True, eq=False)
 class _Chain:
     """``nn.Sequential(a, b, ...)``: called, each module takes what the one before it returned."""
 
@@ -1000,9 +1015,7 @@ class Interpreter:
         in ``buf``'s dtype. Writing angles or a bias into a 16-bit tensor casts them."""
         current = frame.env[name.id]
         self._note_grid_axes((current, value))
-        written = current.with_(roles=current.roles | value.roles, products=current.products | value.products,
-                                recent=current.recent | value.recent, grids=current.grids | value.grids,
-                                relative=value.relative if value.roles else current.relative)
+        written = _written_into(current, value)
         if value.roles and current.is_tensor and current.prec.may_be_16bit and not value.prec.may_be_16bit:
             self._record(Cast(node, value_node or node, value, written, frame.site()),
                          ("cast", node_key(node), value, written, frame.site()))
@@ -1036,9 +1049,7 @@ class Interpreter:
                            if attr_node.attr in bucket), None)
             current = stored if stored is not None and stored.is_tensor else current
         self._note_grid_axes((current, value))
-        written = current.with_(roles=current.roles | value.roles, products=current.products | value.products,
-                                recent=current.recent | value.recent, grids=current.grids | value.grids,
-                                relative=value.relative if value.roles else current.relative)
+        written = _written_into(current, value)
         self.store_attr(frame, attr_node.attr, storage, written, node, value_node, written=True)
 
     def filled_in_forward(self, cls: ClassInfo, attr: str) -> bool:
@@ -1986,6 +1997,14 @@ class Interpreter:
         """The call ``node`` of what ``callee`` holds, its arguments evaluated."""
         func = node.func
         self._call_site = node
+        if isinstance(callee.payload, _Partial):
+            bound = callee.payload
+            if bound.args and not isinstance(bound.callee.payload, (FunctionInfo, tuple)):
+                return UNKNOWN  # a torch function reads its positional arguments from the call's syntax
+            return self._call_callee(bound.callee, node, [*bound.args, *args], {**dict(bound.kwargs), **kwargs},
+                                     frame)
+        if callee.payload_key == ("qual", "functools.partial") and args:
+            return _partial(args[0], args[1:], kwargs)
         called = self.call_value(callee, args, frame, kwargs)
         if called is not None:
             return called
@@ -2978,6 +2997,18 @@ def _part_binding(node: ast.AST) -> Tuple[Optional[str], Optional[str]]:
     if isinstance(target, ast.Name) and isinstance(source, ast.Name) and target.id != source.id:
         return target.id, source.id
     return None, None
+
+
+def _written_into(current: Value, value: Value) -> Value:
+    """``current`` after ``value`` is written into part of it: it holds both. Cos/sin of its own
+    angles written back over them (``pe[:, 0::2] = torch.sin(pe[:, 0::2])``, the other half likewise)
+    leave values, not angles."""
+    roles = current.roles
+    if value.has(Role.TRIG) and not value.has(Role.ANGLES) and value.recent & current.recent:
+        roles = roles - {Role.ANGLES}
+    return current.with_(roles=roles | value.roles, products=current.products | value.products,
+                         recent=current.recent | value.recent, grids=current.grids | value.grids,
+                         relative=value.relative if value.roles else current.relative)
 
 
 def _literal_numbers(data: Value) -> Optional[List[float]]:
