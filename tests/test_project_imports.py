@@ -92,6 +92,10 @@ EXPECTED = {
         # loaders keep that buffer float32. PlainRotary, held under a name not listed, is converted.
         ("keeppkg/layers.py", 24, "POS106", "upcast at use"),
     ],
+    "star_imports": [
+        # encoders.py takes torch, nn and math from imports.py by a star import; its float32 twin is silent.
+        ("starpkg/encoders.py", 10, "POS105", "under a bfloat16 default dtype"),
+    ],
     "cycle": [
         ("cyc/freqs.py", 11, "POS101", "(cyc/positions.py:7)"),
         ("cyc/positions.py", 11, "POS101", "explicit torch.float16"),
@@ -276,6 +280,7 @@ MODULE_NAMES = {
     "inherited_buffer": ["ibuf", "base", "angles", "other"],
     "kept_elsewhere": ["keeppkg", "layers", "model", "KeptRotary", "PlainRotary", "Backbone", "rotary_emb",
                        "other_rope"],
+    "star_imports": ["starpkg", "imports", "encoders", "SinusoidTable", "Float32SinusoidTable"],
     "callers_elsewhere": ["phasepkg", "tables", "model", "head", "sincos_table", "resized_sincos_table",
                           "passed_sincos_table", "construction_angles", "forward_angles", "PatchEmbed", "Head"],
 }

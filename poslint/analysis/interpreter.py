@@ -272,6 +272,9 @@ class Interpreter:
         tree = self.facts.tree
         if self.follows_imports:
             self.project.begin(self.module_name, self)
+        if self.project is not None and self.module_name is not None:
+            module = self.module_name
+            self.names.take_star_imports(lambda starred: self.project.star_import_aliases(starred, {module}))
         self.model = ModuleModel(tree, self.names, self.class_names,
                                  resolve_class=self._imported_class if self.follows_imports else None,
                                  phases_elsewhere=self._phases_elsewhere if self.follows_imports else None)

@@ -8,7 +8,7 @@ through this one resolver.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, Optional
+from typing import Callable, Dict, Iterable, List, Optional
 
 # Aliases that torch itself defines, so that rules only ever see one spelling.
 CANONICAL = {
@@ -42,6 +42,7 @@ class ImportResolver:
         already collected by a walk the caller makes anyway. ``package`` is the dotted package the
         module is in, when the project's layout tells it: relative imports resolve against it."""
         self.aliases: Dict[str, str] = {}
+        self.star_modules: List[str] = []  # ``from <module> import *``, in order
         for node in ast.walk(tree) if imports is None else imports:
             if isinstance(node, ast.Import):
                 for alias in node.names:
@@ -52,9 +53,18 @@ class ImportResolver:
                         self.aliases[root] = root
             elif isinstance(node, ast.ImportFrom):
                 module = absolute_module(node, package)
+                if module is not None and any(alias.name == "*" for alias in node.names):
+                    self.star_modules.append(module)
                 for alias in node.names:
                     if module is not None and alias.name != "*":
                         self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
+
+    def take_star_imports(self, aliases_of: Callable[[str], Dict[str, str]]) -> None:
+        """Add what each star import brings in (``aliases_of(module)``: the project knows its own
+        modules); a name the module imports itself keeps its own meaning."""
+        for module in self.star_modules:
+            for name, target in aliases_of(module).items():
+                self.aliases.setdefault(name, target)
 
     def qualname(self, expr: ast.AST, aliased: bool = True) -> Optional[str]:
         """The canonical dotted name ``expr`` refers to, if it starts at an import (``aliased=False``:

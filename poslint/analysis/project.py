@@ -25,7 +25,7 @@ from typing import Callable, Dict, List, Optional, Protocol, Set, Tuple
 from poslint.analysis.facts import ModuleFacts
 from poslint.analysis.interpreter import Interpreter
 from poslint.analysis.lattice import Value
-from poslint.analysis.names import NOT_FIRST_PARTY, ImportResolver, is_test_module
+from poslint.analysis.names import NOT_FIRST_PARTY, ImportResolver, absolute_module, is_test_module
 from poslint.analysis.object_model import ClassInfo
 from poslint.analysis.subtrees import index_module
 from poslint.analysis.torch_api import KEEP_FLOAT32_LISTS
@@ -152,6 +152,33 @@ class Project:
             if id(dropped) not in held:
                 extra -= len(kept)
         return tree
+
+    def star_import_aliases(self, module: str, seen: Optional[Set[str]] = None) -> Dict[str, str]:
+        """The imported names that ``from <module> import *`` brings in: the module's own imports
+        (``import torch``, ``from torch import nn``) and, in turn, those of its star imports. A
+        module re-exporting the project's imports (fastai/nbdev's ``from .imports import *``) is
+        how some projects import torch in every file. Empty when the module is not the project's."""
+        seen = set() if seen is None else seen
+        located = self.source.find(module) if module not in seen else None
+        seen.add(module)
+        if located is None:
+            return {}
+        path, text, is_package = located
+        try:
+            tree = self.parsed(path, text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+        self.consulted.add(path)
+        package = package_of(module, is_package)
+        imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+        aliases: Dict[str, str] = {}
+        for node in imports:
+            if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+                starred = absolute_module(node, package)
+                if starred is not None:
+                    aliases.update(self.star_import_aliases(starred, seen))
+        aliases.update(ImportResolver(tree, imports, package).aliases)
+        return {name: target for name, target in aliases.items() if not name.startswith("_")}
 
     def phases_elsewhere(self, module: str, name: str, text: str) -> Optional[Set[bool]]:
         """The phases (``runtime`` flags of the callers) in which the other modules of the package
