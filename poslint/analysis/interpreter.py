@@ -34,6 +34,7 @@ from poslint.analysis.lattice import (
     FP16_EXACT_UP_TO,
     ONE_VALUE_KEYS,
     PHASE,
+    WIDE_RANDOM_DRAW,
     RANDOM_DRAW,
     UNKNOWN,
     UNKNOWN_TENSOR,
@@ -1607,7 +1608,11 @@ class Interpreter:
             # registers) may be a tensor in the next one, where cos/sin confirm the product.
             trace = left.recent | right.recent | ({node_key(node)} if isinstance(op, ast.Mult) else set())
             return NUMBER_LIKE.with_(roles=combined_roles(op, left, right), recent=frozenset(trace))
-        result = self.promote(left, right, node, frame, division=isinstance(op, ast.Div))
+        # ``base ** (arange(0, d, 2) / d)`` with ``base`` untyped (a parameter, a config field): a
+        # number, or a 0-dim tensor, neither of which widens the floating exponent's dtype.
+        untyped_base = isinstance(op, ast.Pow) and left.sort is Sort.OTHER and right.is_tensor \
+            and right.prec not in (Prec.INT, Prec.UNKNOWN)
+        result = self.promote(left, right, node, frame, division=isinstance(op, ast.Div) or untyped_base)
         if isinstance(op, (ast.Add, ast.Sub)):
             self._escape(left)
             self._escape(right)
@@ -1780,6 +1785,9 @@ class Interpreter:
             factor = factor.with_(roles=factor.roles | {Role.SLOPES})
         else:
             return None
+        if op in SAME_DTYPE_PRODUCTS and factor is b and WIDE_RANDOM_DRAW in factor.products \
+                and not _transposed(factor_node):
+            return None  # ``h @ w`` with ``w = randn(256, d)``: a learned map of activations, as a wide Linear
         # One decoding step's angles, ``sin(angle * (slen - 1))``: frequencies times a Python int
         # that is not a literal (a length, a step), on its way to cos/sin. A literal is a scale.
         step = pos.sort is Sort.PYINT and _const_number(pos) is None and factor.is_tensor \
@@ -2235,7 +2243,9 @@ class Interpreter:
             if fill is not None and _const_number(fill) is not None:
                 value = value.with_(extent=int(abs(_const_number(fill))) + 1)  # full(shape, 6) holds 6
             if name in RANDOM_CREATION:
-                value = value.with_(products=value.products | {RANDOM_DRAW})
+                rows = _matrix_rows(args)
+                wide = {WIDE_RANDOM_DRAW} if rows is not None and rows > MOST_COORDINATES else set()
+                value = value.with_(products=value.products | {RANDOM_DRAW} | wide)
             if name == "ones":
                 # Its sides, where literal: a running count along one of them stays below it.
                 return value.with_(payload_key="ones", payload=_literal_sides(args))
@@ -3500,6 +3510,22 @@ def _literal_sides(args: List[Value]) -> Optional[Tuple[int, ...]]:
         isinstance(args[0].payload, tuple) else args
     sides = [_const_int_value(d) for d in dims]
     return tuple(sides) if sides and all(isinstance(side, int) and side >= 0 for side in sides) else None
+
+
+def _transposed(node: ast.AST) -> bool:
+    """``w.T``, ``w.mT``, ``w.t()``, ``w.transpose(...)``, ``w.permute(...)``: the sides swapped."""
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("T", "mT", "H", "mH")
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+        node.func.attr in ("t", "transpose", "permute", "swapaxes")
+
+
+def _matrix_rows(args: List[Value]) -> Optional[int]:
+    """The first side of the matrix ``randn(rows, cols)`` (or ``randn((rows, cols))``) makes, where literal."""
+    dims = list(args[0].payload) if len(args) == 1 and args[0].sort is Sort.TUPLE and \
+        isinstance(args[0].payload, tuple) else args
+    rows = _const_int_value(dims[0]) if len(dims) == 2 else None
+    return rows if isinstance(rows, int) else None
 
 
 def _count_extent(receiver: Value, args: List[Value], kwargs: Dict[str, Value]) -> Optional[int]:
