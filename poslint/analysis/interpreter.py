@@ -330,6 +330,11 @@ class Interpreter:
                 self._call_site = cls.node
                 self.call(root, [], {}, Value(sort=Sort.INSTANCE, payload=cls, payload_key=cls.name), None,
                           standalone=True)
+            for cls, method in self._methods_reading_subclass_state():
+                # A base's forward over the tables only its subclasses build: run for each of them.
+                self._call_site = cls.node
+                self.call(method, [], {}, Value(sort=Sort.INSTANCE, payload=cls, payload_key=cls.name), None,
+                          standalone=True)
             # Functions reached only from code the interpreter does not run (a class nested in a
             # function, a decorator's wrapper) are analysed on their own.
             for fn in self.model.all_functions():
@@ -713,6 +718,27 @@ class Interpreter:
                           and isinstance(call.func, ast.Attribute) and is_self_receiver(call.func.value, root)}
                 if any(cls.lookup_method(m) is not root.cls.lookup_method(m) for m in called):
                     pairs.append((cls, root))
+        return pairs
+
+    def _methods_reading_subclass_state(self) -> List[Tuple[ClassInfo, FunctionInfo]]:
+        """(subclass, inherited method) pairs of this module where a method that runs after
+        construction reads, on ``self``, an attribute that its own class never sets and the
+        subclass does (an abstract rotary whose forward reads the ``inv_freq`` each subclass
+        registers). Called once construction has run, so that the attributes are known."""
+        pairs = []
+        for cls in self.classes.values():
+            for base in cls.mro()[1:]:
+                if self.classes.get(base.name) is not base:
+                    continue
+                for name, method in base.methods.items():
+                    if cls.lookup_method(name) is not method or not method.runtime or \
+                            isinstance(method.node, ast.Lambda):
+                        continue
+                    read = {node.attr for node in walk(method.node) if isinstance(node, ast.Attribute)
+                            and isinstance(node.ctx, ast.Load) and is_self_receiver(node.value, method)}
+                    if any(self._attr_storage(base, attr) is None and base.lookup_method(attr) is None
+                           and self._attr_storage(cls, attr) is not None for attr in read):
+                        pairs.append((cls, method))
         return pairs
 
     def _unbound_param(self, fn: FunctionInfo, param: ast.arg) -> Value:
