@@ -251,6 +251,8 @@ class Interpreter:
         self._kept_looked_up: Set[int] = set()  # classes whose keep-in-float32 lists elsewhere are known
         self.cast_candidates: Set[tuple] = set()  # casts of values of unknown role
         self.guessed: Set[tuple] = set()  # products whose frequencies were guessed from a cos/sin sink
+        # Grids from -b to b (``arange(l, -l - 1, -1)``): harmonic orders, or relative positions
+        self.symmetric_grids: Set[tuple] = set()
         # Products of frequencies and an operand of no role, and of frequencies and positions.
         self.positions_guessed: Set[tuple] = set()
         self.positions_confirmed: Set[tuple] = set()
@@ -1785,9 +1787,12 @@ class Interpreter:
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if is_grid(a) else (b, b_node, a, a_node)
             factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.HARMONICS})
             self.guessed.add(key)
-        elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a):
+        elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a) \
+                and not _only_symmetric_grids(a if is_grid(a) else b, self.symmetric_grids):
             # A position grid times something unknown, into cos/sin: that something is frequencies,
-            # here and wherever the same variable is used next.
+            # here and wherever the same variable is used next. (Not a grid from -l to l: orders
+            # times an angle build a rotation matrix (Wigner's); relative positions, which such
+            # grids also hold, meet a frequency table of their own.)
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
             if isinstance(factor_node, ast.Name) and factor_node.id in frame.env:
                 frame.env[factor_node.id] = factor.with_(roles=factor.roles | {Role.FREQS})
@@ -2398,6 +2403,8 @@ class Interpreter:
                      grids=frozenset({node_key(node)}),
                      series=series_ops.integers(*literal_bounds) if literal_bounds else None)
         base = tensor(Prec.INT, Origin.at(node, "integer arange"), roles=frozenset({Role.POSITIONS}), **extra)
+        if _symmetric_bounds(node.args[:2]):
+            self.symmetric_grids.add(node_key(node))
         if dtype is not None:
             return self.cast(base, dtype, node, node, frame, record=False)
         if any(b.sort is Sort.PYFLOAT or (b.is_tensor and b.prec not in (Prec.INT, Prec.UNKNOWN))
@@ -3544,6 +3551,26 @@ def _transposed(node: ast.AST) -> bool:
         return node.attr in ("T", "mT", "H", "mH")
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
         node.func.attr in ("t", "transpose", "permute", "swapaxes")
+
+
+def _only_symmetric_grids(grid: Value, symmetric: Set[tuple]) -> bool:
+    return bool(grid.grids) and grid.grids <= symmetric
+
+
+def _symmetric_bounds(bounds: Sequence[ast.AST]) -> bool:
+    """``arange(l, -l - 1, -1)``, ``arange(-n + 1, n)``: the two bounds are one name, of opposite signs."""
+    def signed_name(node: ast.AST) -> Optional[Tuple[str, int]]:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and isinstance(node.right, ast.Constant):
+            node = node.left
+        sign = 1
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            node, sign = node.operand, -1
+        return (node.id, sign) if isinstance(node, ast.Name) else None
+
+    if len(bounds) != 2:
+        return False
+    first, second = signed_name(bounds[0]), signed_name(bounds[1])
+    return first is not None and second is not None and first[0] == second[0] and first[1] != second[1]
 
 
 def _matrix_rows(args: List[Value]) -> Optional[int]:
