@@ -153,3 +153,17 @@ def test_the_scan_never_opens_a_named_pipe_for_reading(tmp_path):
     setting = tmp_path / "train.py"
     setting.write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n", encoding="utf-8")
     assert scan_reduced_matmul([str(fifo), str(setting)]) == f"{setting} sets allow_tf32 on line 2"
+
+
+def test_a_setting_in_a_test_does_not_count(project):
+    # pytest runs the test under TF32; the model's training runs do not
+    (project / "train.py").unlink()
+    (project / "tests").mkdir()
+    (project / "tests" / "bench.py").write_text("import torch\ntorch.set_float32_matmul_precision('high')\n",
+                                               encoding="utf-8")
+    (project / "test_speed.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n",
+                                           encoding="utf-8")
+    assert pos107("--no-cache", ".") == []
+    (project / "train.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n",
+                                      encoding="utf-8")
+    assert len(pos107("--no-cache", ".")) == 1

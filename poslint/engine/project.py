@@ -16,15 +16,19 @@ without comments and long strings (short literals such as ``"high"`` are kept, s
 the values). A value the text does not show counts as a setting, so the scan errs towards
 reporting. ``torch.backends.cudnn.allow_tf32`` and the cudnn ``fp32_precision`` keys govern
 convolutions, not matmuls, and do not count; neither do settings made outside the code (the
-``NVIDIA_TF32_OVERRIDE`` environment variable): the ``assume-tf32`` setting covers those.
+``NVIDIA_TF32_OVERRIDE`` environment variable): the ``assume-tf32`` setting covers those. Nor do
+settings in tests (``test_*.py``, ``*_test.py``, ``conftest.py``, a ``tests`` folder): they hold
+while pytest runs that test.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from pathlib import PurePath
 from typing import Iterable, Optional, Tuple
 
+from poslint.analysis.names import is_test_module
 from poslint.engine.files import read_source
 
 # The rule that needs the scan: a run without it need not read every file for it.
@@ -95,6 +99,8 @@ def scan_reduced_matmul(paths: Iterable[str]) -> Optional[str]:
     ``<path> sets <what> on line N``; None if none does. A file that cannot be read is left to the lint
     itself, which reports it."""
     for path in paths:
+        if _is_test_file(path):
+            continue  # a test's setting holds while pytest runs it, not where the model is trained
         try:
             data = read_source(path)  # never blocks on a named pipe, never reads a device
         except OSError:
@@ -106,3 +112,10 @@ def scan_reduced_matmul(paths: Iterable[str]) -> Optional[str]:
         if setting is not None:
             return f"{path} sets {setting[1]} on line {setting[0]}"
     return None
+
+
+def _is_test_file(path: str) -> bool:
+    """A test by pytest's conventions, judged from the file's name and its folder only (an
+    absolute path may pass through any folder on its way to the project)."""
+    where = PurePath(path)
+    return is_test_module(".".join((*where.parent.parts[-1:], where.stem)))

@@ -30,7 +30,9 @@ class Tf32AngleProduct(Rule):
     `NVIDIA_TF32_OVERRIDE` environment variable), the rule reports only with
     `assume-tf32 = true` in the configuration or `--assume-tf32`. The whole run is one project:
     a setting in `train.py` counts for `model.py` linted with it, and a file linted alone (from
-    an editor, flake8 or stdin) counts only its own settings.
+    an editor, flake8 or stdin) counts only its own settings. A setting in a test
+    (`test_*.py`, `*_test.py`, `conftest.py`, a `tests` folder) does not count for other files:
+    it holds while pytest runs that test.
 
     `einsum` is not reported: an outer product written as `einsum("i,j->ij", ...)` sums over no
     index, and torch computes it as a broadcast multiply, not a GEMM. An input of unknown range
