@@ -1702,7 +1702,7 @@ class Interpreter:
             value = value.with_(origin=replace(value.origin, exact=True))
         if _holds_one_value(value) and not all(_holds_one_value(v) or _exact_fill(v) for v in (left, right)):
             value = value.with_(payload_key=None)  # ones * timestep holds the timesteps
-        if Role.FREQS in roles or Role.SLOPES in roles:
+        if roles & {Role.FREQS, Role.SLOPES, Role.GROWTH}:  # (a growing table: wavelengths, or bands above one)
             value = self._creation(node, value, frame)
         return value
 
@@ -1788,11 +1788,13 @@ class Interpreter:
             factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.HARMONICS})
             self.guessed.add(key)
         elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a) \
-                and not _only_symmetric_grids(a if is_grid(a) else b, self.symmetric_grids):
+                and not _only_symmetric_grids(a if is_grid(a) else b, self.symmetric_grids) \
+                and PHASE not in (b if is_grid(a) else a).products:
             # A position grid times something unknown, into cos/sin: that something is frequencies,
-            # here and wherever the same variable is used next. (Not a grid from -l to l: orders
-            # times an angle build a rotation matrix (Wigner's); relative positions, which such
-            # grids also hold, meet a frequency table of their own.)
+            # here and wherever the same variable is used next. (Not a phase, ``atan2(y, x)``: the
+            # grid holds harmonic orders of that angle (a polar basis). Nor a grid from -l to l:
+            # orders times an angle build a rotation matrix (Wigner's); relative positions, which
+            # such grids also hold, meet a frequency table of their own.)
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
             if isinstance(factor_node, ast.Name) and factor_node.id in frame.env:
                 frame.env[factor_node.id] = factor.with_(roles=factor.roles | {Role.FREQS})
@@ -2612,8 +2614,10 @@ class Interpreter:
         if name == "cumsum":
             dtype = self._dtype_arg(kwargs, node)
             # A running count (over a mask, of ones) is a position; a cumsum of floats (log-decays) is
-            # not. An input of unknown dtype counts: a float input's cumsum meets no frequencies.
-            counts = receiver.prec in (Prec.INT, Prec.UNKNOWN) or receiver.payload_key == "ones"
+            # not, nor one of phases or random draws (arc lengths of a slice sampler's intervals).
+            # An input of unknown dtype counts: a float input's cumsum meets no frequencies.
+            counts = (receiver.prec in (Prec.INT, Prec.UNKNOWN) or receiver.payload_key == "ones") \
+                and not receiver.products & NOT_POSITIONAL
             base = receiver.with_(sort=Sort.TENSOR,
                                   roles=receiver.roles | {Role.POSITIONS} if counts else receiver.roles,
                                   prec=Prec.INT if receiver.prec in (Prec.UNKNOWN,) else receiver.prec,

@@ -10,7 +10,11 @@ class DefaultDtypeFrequencies(Rule):
     ## What it does
     Finds RoPE frequencies computed in torch's default dtype, such as
     `1.0 / base ** (torch.arange(0, d, 2) / d)`: an integer `arange` put through a true
-    division, or combined with a Python float, takes the default dtype.
+    division, or combined with a Python float, takes the default dtype. Tables that grow with
+    the channel count too: wavelengths `base ** (torch.arange(0, d, 2) / d)` that the positions
+    are divided by, and bands `10.0 ** (torch.arange(d) / (d - 1) * 4.0)` that multiply them (a
+    diffusion-step embedding). An untyped base (`base` without a default, `config.rope_theta`)
+    is a number, which leaves the exponent's dtype to the result.
 
     Loaders set a 16-bit default dtype only while they construct the model (`from_pretrained`
     and `from_config` with a 16-bit dtype), so this is reported in construction code (`__init__`,
@@ -104,15 +108,25 @@ def frequencies(dim, base=10000.0):
     def check(self, facts):
         # Only frequencies that meet positions: a Fourier-feature scale on inputs is not RoPE.
         extents = {}  # creation key -> the positions' extents of the products it meets
+        divides = {}  # creation key -> whether every product it meets divides by it (wavelengths)
+        frequencies = {node_key(c.node) for c in facts.creations if c.value.has(Role.FREQS)}
         for product in facts.rope_products():
+            inverted = product.factor.products & frequencies  # (a growing table inverted into frequencies)
             for key in product.factor.products:
+                if inverted and key not in frequencies:
+                    continue
                 extents.setdefault(key, []).append(grid_extent(facts, product))
+                divides[key] = divides.get(key, True) and product.op == "/"
         for creation in facts.creations:
             origin = creation.value.lost_precision()
             met = extents.get(node_key(creation.node))
-            if creation.value.has(Role.FREQS) and origin is not None and origin.prec is Prec.DEFAULT and met:
+            # frequencies, or a growing table: wavelengths the positions are divided by, or bands above one
+            table = creation.value.has(Role.FREQS) or creation.value.has(Role.GROWTH)
+            if table and origin is not None and origin.prec is Prec.DEFAULT and met:
                 extent, assumed = (None, "") if any(e is None for e, _ in met) else max(met)
-                consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, creation.value, default_dtype=True)
+                consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, creation.value, default_dtype=True,
+                                                  divisor=not creation.value.has(Role.FREQS)
+                                                  and divides[node_key(creation.node)])
                 if consequence is None:
                     continue  # every grid they meet is short enough for a negligible angle error
                 consequence += assumed
