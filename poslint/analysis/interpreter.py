@@ -34,6 +34,7 @@ from poslint.analysis.lattice import (
     FP16_EXACT_UP_TO,
     ONE_VALUE_KEYS,
     PHASE,
+    UNIFORM_DRAW,
     WIDE_RANDOM_DRAW,
     RANDOM_DRAW,
     UNKNOWN,
@@ -1789,10 +1790,11 @@ class Interpreter:
             self.guessed.add(key)
         elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a) \
                 and not _only_symmetric_grids(a if is_grid(a) else b, self.symmetric_grids) \
-                and PHASE not in (b if is_grid(a) else a).products:
+                and not (b if is_grid(a) else a).products & {PHASE, UNIFORM_DRAW}:
             # A position grid times something unknown, into cos/sin: that something is frequencies,
             # here and wherever the same variable is used next. (Not a phase, ``atan2(y, x)``: the
-            # grid holds harmonic orders of that angle (a polar basis). Nor a grid from -l to l:
+            # grid holds harmonic orders of that angle (a polar basis). Nor a uniform draw: a point
+            # drawn within an interval (a slice sampler's angle). Nor a grid from -l to l:
             # orders times an angle build a rotation matrix (Wigner's); relative positions, which
             # such grids also hold, meet a frequency table of their own.)
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
@@ -2278,7 +2280,8 @@ class Interpreter:
             if name in RANDOM_CREATION:
                 rows = _matrix_rows(args)
                 wide = {WIDE_RANDOM_DRAW} if rows is not None and rows > MOST_COORDINATES else set()
-                value = value.with_(products=value.products | {RANDOM_DRAW} | wide)
+                uniform = {UNIFORM_DRAW} if name == "rand" else set()
+                value = value.with_(products=value.products | {RANDOM_DRAW} | wide | uniform)
             if name == "ones":
                 # Its sides, where literal: a running count along one of them stays below it.
                 return value.with_(payload_key="ones", payload=_literal_sides(args))
@@ -2293,7 +2296,7 @@ class Interpreter:
                           payload_key="ones" if name == "ones_like" else ONE_VALUE if name == "zeros_like" else None,
                           roles=fill.roles & {Role.POW2} if name == "full_like" else frozenset())
             if name in RANDOM_CREATION:
-                base = base.with_(products=base.products | {RANDOM_DRAW})
+                base = base.with_(products=base.products | {RANDOM_DRAW} | ({UNIFORM_DRAW} if name == "rand_like" else set()))
             return self.cast(base, dtype, node, node, frame) if dtype else base
         if name in TRIG or name in ("cos_", "sin_"):
             return self.trig(node, args[0] if args else UNKNOWN, frame, name.rstrip("_"))
@@ -2662,8 +2665,10 @@ class Interpreter:
             return _boolean(receiver)
         if name in ROLE_KILLING:
             if receiver.is_tensor:  # (a square root or a sigmoid of whole numbers is not whole)
+                # (a clamped phase or random draw is still one: no positions in it)
                 return receiver.with_(roles=frozenset(), recent=frozenset(), whole=False,
-                                      products=frozenset({PHASE}) if name in INVERSE_TRIG else frozenset())
+                                      products=receiver.products & NOT_POSITIONAL
+                                      | (frozenset({PHASE}) if name in INVERSE_TRIG else frozenset()))
             return UNKNOWN_TENSOR.with_(products=frozenset({PHASE})) if name in INVERSE_TRIG else UNKNOWN
         if name in PRESERVING:
             if name in BOUND_BREAKING and (receiver.extent is not None or receiver.whole):

@@ -72,6 +72,9 @@ class Role(enum.Enum):
 RANDOM_DRAW = (-1, -1, -1, -1)
 # In ``Value.products``: the value is a phase (``atan2``, ``angle()``, torch's or numpy's), within [-pi, pi].
 PHASE = (-2, -2, -2, -2)
+# In ``Value.products``: a uniform draw in [0, 1) (``torch.rand``): a random fraction or phase
+# (a point drawn within an interval), which Fourier features never use as frequencies (``randn``).
+UNIFORM_DRAW = (-4, -4, -4, -4)
 # In ``Value.products``: a random matrix drawn with more rows than coordinates have axes
 # (``randn(256, d)``): ``x @ w`` with it maps activations, as a wide ``nn.Linear`` does.
 WIDE_RANDOM_DRAW = (-3, -3, -3, -3)
