@@ -1588,7 +1588,7 @@ class Interpreter:
             left, right = _same_dtype_operands(left, right)
             return self.product(node, "@", left, left_node, right, right_node, frame) or \
                 tensor(self.promote(left, right, node, frame, division=False).prec,
-                       recent=self._trace(node, left, right))
+                       recent=self._contraction_trace(node))
         if isinstance(op, ast.Mult):
             if Sort.TUPLE in (left.sort, right.sort) and (left.is_number or right.is_number):
                 return left if left.sort is Sort.TUPLE else right  # [t] * 2 repeats the same tensors
@@ -1754,6 +1754,8 @@ class Interpreter:
                 v.sort in (Sort.TENSOR, Sort.OTHER, Sort.PYFLOAT)
 
         key = node_key(node)
+        if op == "einsum" and isinstance(node, ast.Call) and len(_summed_indices(node)) > 1:
+            return None  # summed over channels and taps (a convolution's weights): no coordinates projected
         for one, other in ((a, b), (b, a)):
             if _holds_one_value(one) and other.is_tensor and not _holds_one_value(other):
                 # Against ones (a broadcast written as a product or a matmul) the other operand's
@@ -2464,8 +2466,15 @@ class Interpreter:
         if not operands:
             return UNKNOWN_TENSOR
         values = [v for v, _ in operands]
-        trace = frozenset({node_key(node)}).union(*(v.recent for v in values)) - self.cast_candidates
+        trace = self._contraction_trace(node) if _contracts(name, node) else \
+            frozenset({node_key(node)}).union(*(v.recent for v in values)) - self.cast_candidates
         return merge_all(values).with_(roles=frozenset(), ndim=None, axis=None, recent=trace)
+
+    def _contraction_trace(self, node: ast.AST) -> frozenset:
+        """The sink trace of a matrix product that is no angle product: itself only. It sums over
+        an axis, mixing channels (a convolution's ``einsum("bcx,ocx->box", x, w)``, an MLP's
+        ``h @ w``), so the products before it are not the angles a later cos/sin confirms."""
+        return frozenset({node_key(node)}) - self.cast_candidates
 
     def trig(self, node: ast.AST, angle: Value, frame: Frame, which: str) -> Value:
         if angle.is_complex:  # cos of a complex spectrum: no rotation's angles are complex
@@ -2599,8 +2608,10 @@ class Interpreter:
             if name in SAME_DTYPE_PRODUCTS:
                 receiver, other = _same_dtype_operands(receiver, other)
             result = self.product(node, name, receiver, receiver_node, other, other_node, frame)
-            return result if result is not None else tensor(self.promote(receiver, other, node, frame, False).prec,
-                                                            recent=self._trace(node, receiver, other))
+            return result if result is not None else tensor(
+                self.promote(receiver, other, node, frame, False).prec,
+                recent=self._trace(node, receiver, other) if name in ("outer", "ger")
+                else self._contraction_trace(node))
         if name in ("mul", "multiply") and args:
             return self.binop(ast.Mult(), receiver, args[0], node, receiver_node, node.args[-1], frame)
         if name in ("div", "true_divide", "divide") and args:
@@ -3191,6 +3202,39 @@ def merge_all(values: Iterable[Value]) -> Value:
     for v in values[1:]:
         out = merge(out, v)
     return out
+
+
+def _contracts(name: str, node: ast.Call) -> bool:
+    """Whether the matrix product ``name`` at ``node`` sums over an axis: every one but an outer
+    product (``outer``, ``einsum("i,j->ij", ...)``); an einsum whose pattern is not a literal may."""
+    if name in ("outer", "ger"):
+        return False
+    if name != "einsum":
+        return True
+    pattern = _einsum_pattern(node)
+    return pattern is not None and bool(_summed_indices(node)) or pattern is not None and "->" not in pattern
+
+
+def _einsum_pattern(node: ast.Call) -> Optional[str]:
+    return next((a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)), None)
+
+
+def _summed_indices(node: ast.Call) -> Set[str]:
+    """The indices an einsum with an explicit output (``"bcx,ocx->box"``) sums over: c and x.
+    torch's pattern comes first and names each axis by a letter; einops' comes last and names
+    them by words (``"b n d, d f -> b n f"``)."""
+    pattern = _einsum_pattern(node)
+    if pattern is None or "->" not in pattern:
+        return set()
+    inputs, output = pattern.split("->", 1)
+    words = bool(node.args) and isinstance(node.args[-1], ast.Constant) and node.args[-1].value == pattern \
+        and not (isinstance(node.args[0], ast.Constant) and node.args[0].value == pattern)
+
+    def axes(text: str) -> Set[str]:
+        text = text.replace("...", " ")
+        return set(text.replace(",", " ").split()) if words else set(text.replace(",", "").replace(" ", ""))
+
+    return axes(inputs) - axes(output)
 
 
 def _einops_axes(pattern: str, value: Value) -> Dict[str, Optional[int]]:
