@@ -14,7 +14,9 @@ class DefaultDtypeFrequencies(Rule):
     the channel count too: wavelengths `base ** (torch.arange(0, d, 2) / d)` that the positions
     are divided by, and bands `10.0 ** (torch.arange(d) / (d - 1) * 4.0)` that multiply them (a
     diffusion-step embedding). An untyped base (`base` without a default, `config.rope_theta`)
-    is a number, which leaves the exponent's dtype to the result.
+    is a number, which leaves the exponent's dtype to the result. Not the initial value of an
+    `nn.Parameter` (learned frequencies): training starts from it, or a checkpoint replaces it;
+    POS102 and POS106 report the trained parameter's conversion.
 
     Loaders set a 16-bit default dtype only while they construct the model (`from_pretrained`
     and `from_config` with a 16-bit dtype), so this is reported in construction code (`__init__`,
@@ -110,6 +112,8 @@ def frequencies(dim, base=10000.0):
         extents = {}  # creation key -> the positions' extents of the products it meets
         divides = {}  # creation key -> whether every product it meets divides by it (wavelengths)
         frequencies = {node_key(c.node) for c in facts.creations if c.value.has(Role.FREQS)}
+        # The initial value of a parameter: learned from there, or loaded from a checkpoint.
+        learned = {key for store in facts.stores if store.storage == "parameter" for key in store.value.products}
         for product in facts.rope_products():
             inverted = product.factor.products & frequencies  # (a growing table inverted into frequencies)
             for key in product.factor.products:
@@ -122,7 +126,8 @@ def frequencies(dim, base=10000.0):
             met = extents.get(node_key(creation.node))
             # frequencies, or a growing table: wavelengths the positions are divided by, or bands above one
             table = creation.value.has(Role.FREQS) or creation.value.has(Role.GROWTH)
-            if table and origin is not None and origin.prec is Prec.DEFAULT and met:
+            if table and origin is not None and origin.prec is Prec.DEFAULT and met and \
+                    node_key(creation.node) not in learned:
                 extent, assumed = (None, "") if any(e is None for e, _ in met) else max(met)
                 consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, creation.value, default_dtype=True,
                                                   divisor=not creation.value.has(Role.FREQS)
