@@ -2256,6 +2256,10 @@ class Interpreter:
                 return made
             if data.is_tensor:
                 return data
+            if data.has(Role.LOGARITHM) and _const_number(data) is None:
+                # ``torch.tensor(np.log(scale))``: logarithms of data (a mixture's scales), whose exp is
+                # that data again, not the exponents of a geometric table
+                data = data.with_(roles=data.roles - {Role.LOGARITHM})
             if data.sort is Sort.PYINT:
                 return tensor(Prec.INT, roles=data.roles)
             if data.sort is Sort.PYFLOAT or data.prec in (Prec.UNKNOWN,) and data.roles:
