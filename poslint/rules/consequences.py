@@ -148,8 +148,8 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
     ``product_16bit``: see :func:`angle_error`; ``divisor`` and ``default_dtype``: see
     :func:`frequency_table`; ``scale``: a literal below one that every way to cos/sin multiplies
     the angles by (``sin(angles * 0.01)``), which scales their error too; ``over_input``: the
-    frequencies are wavelengths that divide an input of unknown range (a mass, a time): each angle
-    moves by its relative rounding, whatever the table."""
+    positions are an input of unknown range (a mass, a time), no grid: divided by wavelengths, or
+    multiplied by bands of a radian or more per unit, each angle moves by its relative rounding."""
     if factor is not None and factor.has(Role.HARMONICS):  # (of a continuous value, not a count of positions)
         return relative_error(float16, "the frequencies are harmonics (whole multiples of one frequency)")
     table = frequency_table(factor, divisor, default_dtype) if factor is not None else None
@@ -161,8 +161,13 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
         # most one; a growing divisor, 10000 ** (2i / d), is that table inverted)
         return relative_error(float16, "the frequencies are Fourier bands above one, and the code fixes no "
                                        "table")
-    if over_input and extent is None:
+    if over_input and extent is None and divisor:
         return relative_error(float16, "the wavelengths divide an input whose range the code does not give")
+    if over_input and extent is None and table is not None and _every_band_a_radian_or_more(table):
+        # (integer positions would turn by a radian or more a step: the input is continuous, a time
+        # or a coordinate, and the code does not say its range)
+        return relative_error(float16, f"the frequencies ({table.words}) are a radian or more per unit, bands of "
+                                       f"an input whose range the code does not give")
     if extent is None and table is None and not float16 and scale >= 1:
         return unknown
     table = table or ASSUMED_FREQUENCIES
@@ -181,6 +186,11 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
     if error >= math.pi:
         return f"the angle error reaches pi by position {last} ({table.words}{assumed})"
     return f"the angle error reaches {error:.2g} rad at position {last} ({table.words}{assumed})"
+
+
+def _every_band_a_radian_or_more(table: FrequencyTable) -> bool:
+    frequencies = [v for v in table.exact if v]
+    return bool(frequencies) and min(abs(f) for f in frequencies) >= 1
 
 
 def drawn_at_random(factor) -> bool:

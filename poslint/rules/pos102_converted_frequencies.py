@@ -43,7 +43,10 @@ class LowPrecisionFrequencies(Rule):
     times a time of day, `cat([cos, sin], dim=1)`), and what it multiplies is the positions. So do
     wavelengths held by the module that divide an input of unknown range (a mass over a geometric
     table, `cat([sin(x / w1), cos(x / w2)])`: each channel's angle, the halves one encoding), and
-    Fourier bands above one whose table the code does not fix (`pi * linspace(1, res / 2, n)`). Where
+    Fourier bands above one whose table the code does not fix (`pi * linspace(1, res / 2, n)`), and
+    a fixed table of bands of a radian or more per unit (`arange(1, 4) * pi`) times an input of
+    unknown range (an ODE's time): integer positions would turn by a radian a step, so the input
+    is continuous, and the message gives each angle's relative error. Where
     the product itself runs in 16 bits (integer or 16-bit positions times 16-bit frequencies), its
     rounding is counted too. A cast to float16
     (`.half()`, `torch.float16`) is estimated with float16's 11 significant bits, and the message
@@ -174,7 +177,7 @@ class Rotary(torch.nn.Module):
                                               product_16bit=product.result.prec.may_be_16bit,
                                               divisor=product.op == "/", float16=factor.origin.float16,
                                               scale=facts.trig_scale(product),
-                                              over_input=product.op == "/" and not product.positions.roles)
+                                              over_input=not product.positions.roles)
             if consequence is None:
                 continue  # a grid this short turns rounded frequencies into a negligible angle error
             consequence += assumed
