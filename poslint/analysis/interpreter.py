@@ -1808,6 +1808,14 @@ class Interpreter:
             # Fourier features, whose frequencies grow with the channel instead of decaying.
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
             factor = factor.with_(roles=(factor.roles - {Role.GROWTH, Role.GROWTH2}) | {Role.FREQS})
+        elif self.sinks.rotation(key) and _growing(a) != _growing(b) and unknown_operand(b if _growing(a) else a) \
+                and held_by_module(a if _growing(a) else b):
+            # An input times a growing table the module holds (NeRF's octaves ``2 ** arange(L) * pi`` in
+            # a buffer) into cos and sin: the table is the frequencies, the input the coordinates.
+            # (One made on the spot, GLIGEN's scale of box coordinates, is left alone.)
+            factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _growing(a) else (b, b_node, a, a_node)
+            factor = factor.with_(roles=(factor.roles - {Role.GROWTH, Role.GROWTH2}) | {Role.FREQS})
+            self.guessed.add(key)
         elif self.sinks.rotation(key) and is_grid(a) and is_grid(b) and _channel_vector(a) != _channel_vector(b) \
                 and not _along_channels(b if _channel_vector(a) else a):
             # Two grids, one a vector that broadcasting lays along the last axis, the other varying
