@@ -33,6 +33,7 @@ from poslint.analysis.lattice import (
     BF16_EXACT_UP_TO,
     FP16_EXACT_UP_TO,
     ONE_VALUE_KEYS,
+    FROZEN_PARAMETER,
     PHASE,
     UNIFORM_DRAW,
     WIDE_RANDOM_DRAW,
@@ -2238,6 +2239,9 @@ class Interpreter:
             return frame.default
         if name in ("Parameter", "Buffer") and module in ("torch.nn", "torch.nn.parameter"):
             base = args[0] if args else kwargs.get("data", UNKNOWN)
+            grad = kwargs.get("requires_grad", args[1] if len(args) > 1 else UNKNOWN)
+            if name == "Parameter" and grad == FALSE_CONSTANT:
+                base = base.with_(products=base.products | {FROZEN_PARAMETER})
             # What it is filled with (zeros a checkpoint or an optimiser replaces) outlives the wrapper,
             # as it does for register_buffer.
             return base.with_(sort=Sort.TENSOR, payload_key=name.lower(),

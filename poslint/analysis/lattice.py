@@ -75,6 +75,9 @@ PHASE = (-2, -2, -2, -2)
 # In ``Value.products``: a uniform draw in [0, 1) (``torch.rand``): a random fraction or phase
 # (a point drawn within an interval), which Fourier features never use as frequencies (``randn``).
 UNIFORM_DRAW = (-4, -4, -4, -4)
+# In ``Value.products``: held in ``nn.Parameter(..., requires_grad=False)``: no optimiser moves it
+# from the value it was built with (a fixed table kept as a parameter).
+FROZEN_PARAMETER = (-5, -5, -5, -5)
 # In ``Value.products``: a random matrix drawn with more rows than coordinates have axes
 # (``randn(256, d)``): ``x @ w`` with it maps activations, as a wide ``nn.Linear`` does.
 WIDE_RANDOM_DRAW = (-3, -3, -3, -3)

@@ -1,4 +1,5 @@
 from poslint.analysis import Prec, Role, node_key
+from poslint.analysis.lattice import FROZEN_PARAMETER
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
@@ -15,8 +16,9 @@ class DefaultDtypeFrequencies(Rule):
     are divided by, and bands `10.0 ** (torch.arange(d) / (d - 1) * 4.0)` that multiply them (a
     diffusion-step embedding). An untyped base (`base` without a default, `config.rope_theta`)
     is a number, which leaves the exponent's dtype to the result. Not the initial value of an
-    `nn.Parameter` (learned frequencies): training starts from it, or a checkpoint replaces it;
-    POS102 and POS106 report the trained parameter's conversion.
+    `nn.Parameter` that training moves (learned frequencies): training starts from it, or a
+    checkpoint replaces it; POS102 and POS106 report the trained parameter's conversion. A table
+    in `nn.Parameter(..., requires_grad=False)` keeps its initial value and is reported.
 
     Loaders set a 16-bit default dtype only while they construct the model (`from_pretrained`
     and `from_config` with a 16-bit dtype), so this is reported in construction code (`__init__`,
@@ -112,8 +114,9 @@ def frequencies(dim, base=10000.0):
         extents = {}  # creation key -> the positions' extents of the products it meets
         divides = {}  # creation key -> whether every product it meets divides by it (wavelengths)
         frequencies = {node_key(c.node) for c in facts.creations if c.value.has(Role.FREQS)}
-        # The initial value of a parameter: learned from there, or loaded from a checkpoint.
-        learned = {key for store in facts.stores if store.storage == "parameter" for key in store.value.products}
+        # The initial value of a parameter an optimiser trains: learned from there, or loaded.
+        learned = {key for store in facts.stores if store.storage == "parameter"
+                   and FROZEN_PARAMETER not in store.value.products for key in store.value.products}
         for product in facts.rope_products():
             inverted = product.factor.products & frequencies  # (a growing table inverted into frequencies)
             for key in product.factor.products:
