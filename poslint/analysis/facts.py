@@ -9,7 +9,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
-from poslint.analysis.lattice import Role, Value
+from poslint.analysis.lattice import FROZEN_PARAMETER, Role, Value
 from poslint.analysis.subtrees import node_ids
 from poslint.analysis.torch_api import CUDA_AUTOCAST_LOWERED, METADATA
 
@@ -247,6 +247,13 @@ class ModuleFacts:
             if product.kind == "rope" and node_key(product.node) not in self.superseded and (
                     product.positions.has(Role.POSITIONS) or node_key(product.node) in self.rotary_products):
                 yield product
+
+    def trained_initial_values(self) -> Set[Tuple[int, int, int, int]]:
+        """The products and creations whose values become the initial value of a parameter that
+        an optimiser trains (not ``requires_grad=False``): training starts from them, or a
+        checkpoint replaces them, so how construction rounded them does not last."""
+        return {key for store in self.stores if store.storage == "parameter"
+                and FROZEN_PARAMETER not in store.value.products for key in store.value.products}
 
     def axes_of(self, product: Product) -> int:
         """How many axes the grid of ``product``'s positions has: 1 for a sequence."""

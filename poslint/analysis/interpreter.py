@@ -35,6 +35,7 @@ from poslint.analysis.lattice import (
     ONE_VALUE_KEYS,
     FROZEN_PARAMETER,
     PHASE,
+    SCALED_BY_INPUT,
     UNIFORM_DRAW,
     WIDE_RANDOM_DRAW,
     RANDOM_DRAW,
@@ -1704,6 +1705,10 @@ class Interpreter:
             value = value.with_(origin=replace(value.origin, exact=True))
         if _holds_one_value(value) and not all(_holds_one_value(v) or _exact_fill(v) for v in (left, right)):
             value = value.with_(payload_key=None)  # ones * timestep holds the timesteps
+        if isinstance(op, ast.Mult) and any(
+                v.has(Role.POSITIONS) and not w.is_number and w.payload_key != NUMBER_LIKE.payload_key
+                and (unknown_operand(w) or w.has(Role.POSITIONS)) for v, w in ((left, right), (right, left))):
+            value = value.with_(products=value.products | {SCALED_BY_INPUT})
         if roles & {Role.FREQS, Role.SLOPES, Role.GROWTH}:  # (a growing table: wavelengths, or bands above one)
             value = self._creation(node, value, frame)
         return value
@@ -2598,7 +2603,8 @@ class Interpreter:
         if name == "exp" and receiver.has(Role.LOGARITHM) and receiver.is_tensor:
             value = self._float_op(receiver, node, frame).with_(roles=frozenset({Role.FREQS}))
             return self._creation(node, value, frame)
-        if name in ("exp", "exp2") and (receiver.has(Role.POSITIONS) or receiver.has(Role.FREQ_INDEX)):
+        if name in ("exp", "exp2") and (receiver.has(Role.POSITIONS) or receiver.has(Role.FREQ_INDEX)) \
+                and SCALED_BY_INPUT not in receiver.products:  # (``exp(-t * rates)``: a decay window)
             if name == "exp" and not receiver.has(Role.NEGATIVE):
                 # exp(index * c) grows (log-spaced bins, schedules): frequencies only once inverted.
                 return self._float_op(receiver, node, frame).with_(roles=frozenset({Role.GROWTH}))

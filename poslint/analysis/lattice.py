@@ -78,6 +78,9 @@ UNIFORM_DRAW = (-4, -4, -4, -4)
 # In ``Value.products``: held in ``nn.Parameter(..., requires_grad=False)``: no optimiser moves it
 # from the value it was built with (a fixed table kept as a parameter).
 FROZEN_PARAMETER = (-5, -5, -5, -5)
+# In ``Value.products``: a grid scaled by a tensor, an input or another grid (``times * rates``): an
+# exponent of it is a decay window, not ``exp(-c * arange(n))``'s table of frequencies.
+SCALED_BY_INPUT = (-6, -6, -6, -6)
 # In ``Value.products``: a random matrix drawn with more rows than coordinates have axes
 # (``randn(256, d)``): ``x @ w`` with it maps activations, as a wide ``nn.Linear`` does.
 WIDE_RANDOM_DRAW = (-3, -3, -3, -3)

@@ -1,4 +1,4 @@
-from poslint.analysis import Role, node_key
+from poslint.analysis import Prec, Role, node_key
 from poslint.analysis.lattice import BF16_EXACT_UP_TO, FP16_EXACT_UP_TO
 from poslint.fix.blocks import float32_site_fix, make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
@@ -136,6 +136,7 @@ class Rotary(torch.nn.Module):
     ]
 
     def check(self, facts):
+        learned = facts.trained_initial_values()
         for product in facts.rope_products():
             magnitude = product.positions.magnitude
             if magnitude is not None:
@@ -153,6 +154,8 @@ class Rotary(torch.nn.Module):
             for origin in product.positions.precision_losses():
                 if origin.exact:
                     continue  # what was rounded there were small integers: nothing was lost
+                if origin.prec is Prec.DEFAULT and node_key(product.node) in learned:
+                    continue  # angles built into a trained parameter's initial value (a default at construction)
                 said = random_frequencies(float16=origin.float16) if relative else consequence
                 if origin.float16 and product.positions.has(Role.POSITIONS):
                     if extent is not None and extent <= FP16_EXACT_UP_TO + 1:

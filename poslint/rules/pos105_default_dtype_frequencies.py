@@ -1,5 +1,4 @@
 from poslint.analysis import Prec, Role, node_key
-from poslint.analysis.lattice import FROZEN_PARAMETER
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import make_float32, torch_attr
 from poslint.rules.base import Finding, Rule
@@ -114,9 +113,7 @@ def frequencies(dim, base=10000.0):
         extents = {}  # creation key -> the positions' extents of the products it meets
         divides = {}  # creation key -> whether every product it meets divides by it (wavelengths)
         frequencies = {node_key(c.node) for c in facts.creations if c.value.has(Role.FREQS)}
-        # The initial value of a parameter an optimiser trains: learned from there, or loaded.
-        learned = {key for store in facts.stores if store.storage == "parameter"
-                   and FROZEN_PARAMETER not in store.value.products for key in store.value.products}
+        learned = facts.trained_initial_values()
         for product in facts.rope_products():
             inverted = product.factor.products & frequencies  # (a growing table inverted into frequencies)
             for key in product.factor.products:
