@@ -163,7 +163,8 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
                                        "table")
     if over_input and extent is None and divisor:
         return relative_error(float16, "the wavelengths divide an input whose range the code does not give")
-    if over_input and extent is None and table is not None and _every_band_a_radian_or_more(table):
+    if over_input and extent is None and table is not None and _every_band_a_radian_or_more(table) \
+            and any((fp16 if float16 else bf16)(v) != v for v in table.exact):  # (whole orders 1..5 stay)
         # (integer positions would turn by a radian or more a step: the input is continuous, a time
         # or a coordinate, and the code does not say its range)
         return relative_error(float16, f"the frequencies ({table.words}) are a radian or more per unit, bands of "
