@@ -90,6 +90,10 @@ def combined_roles(op: ast.operator, left: Value, right: Value) -> frozenset:
     roles = set(left.roles | right.roles)
     if isinstance(op, ast.Pow):
         exponent_indexed = right.has(Role.POSITIONS) or right.has(Role.FREQ_INDEX)
+        if exponent_indexed and right.is_number and left.is_tensor and not left.roles:
+            # ``levels ** -k`` for the k-th of a loop: a tensor of data to one power (a quantiser's
+            # scale), not a table that an index lays along the channels
+            return frozenset(roles - {Role.POSITIONS, Role.FREQ_INDEX, Role.NEGATIVE})
         if exponent_indexed:
             roles -= {Role.POSITIONS, Role.FREQ_INDEX, Role.NEGATIVE}
             roles.add(power_role(left, right))
