@@ -1028,6 +1028,11 @@ class Interpreter:
                 self.assign(elt, part, frame, None)
         elif is_self_attr(target) and frame.cls is not None:
             self.assign_attr(frame, target.attr, value, target, value_node)
+        elif isinstance(target, ast.Attribute) and target.attr == "data" and is_self_attr(target.value) \
+                and frame.cls is not None and self._attr_storage(frame.cls, target.value.attr) in ("buffer", "parameter"):
+            # ``self.periods.data = t``: the buffer registered empty now holds t, in t's dtype
+            storage = self._attr_storage(frame.cls, target.value.attr)
+            self.store_attr(frame, target.value.attr, storage, value, target, value_node)
         elif isinstance(target, ast.Subscript):
             # ``pe[:, 0::2] = torch.sin(...)``: the container takes on the roles written into it.
             base = target.value
