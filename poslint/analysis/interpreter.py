@@ -65,7 +65,7 @@ from poslint.analysis.torch_api import (BOUND_BREAKING, DEFAULT_DTYPE_SETTERS, L
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_LOOKUPS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
-                                        INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, ROLE_KILLING,
+                                        INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, RANDOM_FILLS, ROLE_KILLING,
                                         COMPLEX_INPUT_CALLS, SAME_DTYPE_PRODUCTS, SIZE_ARGUMENTS,
                                         TENSOR_TYPES, TOTAL_KEEPING, TOTALS, TRANSFORMING, TRIG, VALUE_KEEPING,
                                         MAGNITUDE_KEEPING)
@@ -2550,6 +2550,10 @@ class Interpreter:
     def tensor_method(self, name: str, receiver: Value, node: ast.Call, args: List[Value],
                       kwargs: Dict[str, Value], frame: Frame, function_form: bool = False) -> Value:
         value = self._tensor_method(name, receiver, node, args, kwargs, frame, function_form)
+        drawn = receiver.products & {RANDOM_DRAW, UNIFORM_DRAW, PHASE}
+        if name in TRANSFORMING and drawn - value.products:
+            # the exp of a random draw (a log-uniform jitter) or of a phase is still no position
+            value = value.with_(sort=Sort.TENSOR if receiver.is_tensor else value.sort, products=value.products | drawn)
         if name == "cpu":
             value = _placed(value, (), cpu=True)
         elif name in DEVICE_MOVES or name == "to" and _moves_device(args, kwargs):
@@ -2605,6 +2609,11 @@ class Interpreter:
             return self.cast(receiver, self.dtype_of(other, other_node, frame), node, receiver_node, frame)
         if name in TRIG:
             return self.trig(node, receiver, frame, name)
+        if name in RANDOM_FILLS:
+            # ``empty(2).uniform_(-s, s)``: a draw (a shift, a jitter), no positions and no frequencies
+            drawn = {RANDOM_DRAW} | ({UNIFORM_DRAW} if name in ("uniform_", "random_") else set())
+            return receiver.with_(sort=Sort.TENSOR, roles=frozenset(), payload_key=None,
+                                  products=receiver.products | drawn)
         if name == "exp" and receiver.has(Role.LOGARITHM) and receiver.is_tensor:
             value = self._float_op(receiver, node, frame).with_(roles=frozenset({Role.FREQS}))
             return self._creation(node, value, frame)

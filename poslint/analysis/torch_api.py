@@ -124,6 +124,9 @@ DEVICE_MOVES = frozenset({"cuda", "xpu", "npu", "mps", "hpu", "ipu"})
 
 # Random draws: their values hold nothing positional.
 RANDOM_CREATION = frozenset({"rand", "randn", "rand_like", "randn_like"})
+# Tensor methods that fill their receiver with a random draw, in place (``empty(2).uniform_(a, b)``).
+RANDOM_FILLS = frozenset({"uniform_", "normal_", "exponential_", "log_normal_", "cauchy_", "geometric_",
+                          "random_"})
 
 # ``t.new_zeros(...)`` and the like: a new tensor in ``t``'s dtype, or in the ``dtype=`` given.
 NEW_TENSOR_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
