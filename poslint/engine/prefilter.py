@@ -148,17 +148,19 @@ ROLE_BIRTHS_REVIEWED = {
     "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
     "_note_grid_axes": ("ANGLES", "ROTARY_COMPLEX"),  # reads roles only
     "power_role": ("FREQS", "SLOPES"),
-    # SLOPES, FREQS from 1 / (a growing power): they need the power of (4)
-    "_binop": ("FREQS", "FREQS", "FREQS", "FREQ_INDEX", "POW2", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES", "SLOPES",
-              "SLOPES"),
+    # SLOPES, FREQS from 1 / (a growing power): they need the power of (4); FREQS and SLOPES once
+    # more: the test that records a creation (FREQS, SLOPES or a growing power), which gives no role
+    "_binop": ("FREQS", "FREQS", "FREQS", "FREQS", "FREQ_INDEX", "POW2", "POW2", "POW2", "ROTARY_COMPLEX", "SLOPES",
+              "SLOPES", "SLOPES", "SLOPES"),
     "exec_stmt": ("FREQ_INDEX", "SLOPES"),
     # FREQS, SLOPES: the unknown operand of a product confirmed by cos/sin, or by attention;
     # POSITIONS: guessed angles that a product with FREQS takes as its positions (it has a factor);
     # FREQS again: guessed angles (a product with FREQS) that positions multiply, blended frequencies;
     # and a growing power (GROWTH, GROWTH2: the power of (4)) that positions multiply into cos/sin;
     # FREQS again: of two POSITIONS grids into cos/sin, the vector along the last axis (sink and
-    # positional words of (1))
-    "product": ("ANGLES", "BIAS", "FREQS", "FREQS", "FREQS", "FREQS", "POSITIONS", "SLOPES"),
+    # positional words of (1)); and a growing table the module holds times an input into cos/sin
+    # (the power of (4), and a sink word)
+    "product": ("ANGLES", "BIAS", "FREQS", "FREQS", "FREQS", "FREQS", "FREQS", "POSITIONS", "SLOPES"),
     # roles.TABLE_ROLES: a constant that tests and removes roles (a table's spacings), gives none
     "<module>": ("FREQS", "SLOPES"),
     # FREQS: exp of POSITIONS/FREQ_INDEX (3), exp of a linspace of logarithms (3), reciprocal of a growth

@@ -1,6 +1,6 @@
 import ast
 
-from poslint.analysis import Prec
+from poslint.analysis import Prec, Role
 from poslint.analysis.facts import node_key
 from poslint.core.diagnostics import Edit, Fix
 from poslint.fix.blocks import atom, insert_after, keyword, replace, torch_attr
@@ -155,7 +155,9 @@ def _float64_fix(facts, product):
         return None  # float64 cos/sin would reach the caller
     if product.positions.extent > EXACT_FLOAT32_INTEGERS:
         return None  # the positions may be rounded before the product: .double() there is too late
-    creations = [c for c in facts.creations if node_key(c.node) in product.factor.products]
+    # (a growing table inverted into these frequencies is computed inside their creation)
+    creations = [c for c in facts.creations if node_key(c.node) in product.factor.products
+                 and not (c.value.has(Role.GROWTH) and not c.value.has(Role.FREQS))]
     edits = []
     for creation in creations:
         made = _creation_in_float64(facts, creation.node)
