@@ -256,6 +256,9 @@ class Interpreter:
         self.guessed: Set[tuple] = set()  # products whose frequencies were guessed from a cos/sin sink
         # Grids from -b to b (``arange(l, -l - 1, -1)``): harmonic orders, or relative positions
         self.symmetric_grids: Set[tuple] = set()
+        # A grid's end bound where it is no literal (``arange(0.5, n)``: n, as written), so that the
+        # grid over that bound is known to lie within [-1, 1] (a patch centre's normalised coordinate)
+        self.grid_ends: Dict[tuple, str] = {}
         # Products of frequencies and an operand of no role, and of frequencies and positions.
         self.positions_guessed: Set[tuple] = set()
         self.positions_confirmed: Set[tuple] = set()
@@ -1685,6 +1688,9 @@ class Interpreter:
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         whole_extent = _whole_extent(op, left, right)
         magnitude = _magnitude(op, left, right)
+        if magnitude is None and isinstance(op, ast.Div) and left.grids and \
+                {self.grid_ends.get(grid) for grid in left.grids} == {ast.dump(right_node)}:
+            magnitude = 1.0  # ``arange(0.5, n) / n``: a grid over its own end, within [-1, 1]
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
                              extent=_remainder_extent(op, right) or _shifted_extent(op, left, right) or whole_extent
                              or (None if magnitude is None else math.ceil(magnitude) + 1),
@@ -2438,6 +2444,9 @@ class Interpreter:
         base = tensor(Prec.INT, Origin.at(node, "integer arange"), roles=frozenset({Role.POSITIONS}), **extra)
         if _symmetric_bounds(node.args[:2]):
             self.symmetric_grids.add(node_key(node))
+        end = node.args[1] if len(node.args) > 1 else node.args[0] if node.args else None
+        if isinstance(end, (ast.Name, ast.Attribute)):
+            self.grid_ends[node_key(node)] = ast.dump(end)
         if dtype is not None:
             return self.cast(base, dtype, node, node, frame, record=False)
         if any(b.sort is Sort.PYFLOAT or (b.is_tensor and b.prec not in (Prec.INT, Prec.UNKNOWN))
