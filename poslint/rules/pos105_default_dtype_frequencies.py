@@ -17,7 +17,9 @@ class DefaultDtypeFrequencies(Rule):
     is a number, which leaves the exponent's dtype to the result. Not the initial value of an
     `nn.Parameter` that training moves (learned frequencies): training starts from it, or a
     checkpoint replaces it; POS102 and POS106 report the trained parameter's conversion. A table
-    in `nn.Parameter(..., requires_grad=False)` keeps its initial value and is reported.
+    in `nn.Parameter(..., requires_grad=False)` keeps its initial value and is reported. Bands of a
+    radian or more per unit that multiply an input of unknown range (box coordinates, a time) are
+    reported with each angle's relative error, not with integer positions.
 
     Loaders set a 16-bit default dtype only while they construct the model (`from_pretrained`
     and `from_config` with a 16-bit dtype), so this is reported in construction code (`__init__`,
@@ -112,6 +114,7 @@ def frequencies(dim, base=10000.0):
         # Only frequencies that meet positions: a Fourier-feature scale on inputs is not RoPE.
         extents = {}  # creation key -> the positions' extents of the products it meets
         divides = {}  # creation key -> whether every product it meets divides by it (wavelengths)
+        inputs = {}  # creation key -> whether every product it meets takes an input of unknown range
         frequencies = {node_key(c.node) for c in facts.creations if c.value.has(Role.FREQS)}
         learned = facts.trained_initial_values()
         for product in facts.rope_products():
@@ -121,6 +124,7 @@ def frequencies(dim, base=10000.0):
                     continue
                 extents.setdefault(key, []).append(grid_extent(facts, product))
                 divides[key] = divides.get(key, True) and product.op == "/"
+                inputs[key] = inputs.get(key, True) and not product.positions.roles  # (no grid: a time, a box)
         for creation in facts.creations:
             origin = creation.value.lost_precision()
             met = extents.get(node_key(creation.node))
@@ -131,7 +135,8 @@ def frequencies(dim, base=10000.0):
                 extent, assumed = (None, "") if any(e is None for e, _ in met) else max(met)
                 consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, creation.value, default_dtype=True,
                                                   divisor=not creation.value.has(Role.FREQS)
-                                                  and divides[node_key(creation.node)])
+                                                  and divides[node_key(creation.node)],
+                                                  over_input=inputs[node_key(creation.node)])
                 if consequence is None:
                     continue  # every grid they meet is short enough for a negligible angle error
                 consequence += assumed
