@@ -1032,7 +1032,8 @@ class Interpreter:
         elif is_self_attr(target) and frame.cls is not None:
             self.assign_attr(frame, target.attr, value, target, value_node)
         elif isinstance(target, ast.Attribute) and target.attr == "data" and is_self_attr(target.value) \
-                and frame.cls is not None and self._attr_storage(frame.cls, target.value.attr) in ("buffer", "parameter"):
+                and frame.cls is not None \
+                and self._attr_storage(frame.cls, target.value.attr) in ("buffer", "parameter"):
             # ``self.periods.data = t``: the buffer registered empty now holds t, in t's dtype
             storage = self._attr_storage(frame.cls, target.value.attr)
             self.store_attr(frame, target.value.attr, storage, value, target, value_node)
@@ -3251,13 +3252,12 @@ def merge_all(values: Iterable[Value]) -> Value:
 
 def _contracts(name: str, node: ast.Call) -> bool:
     """Whether the matrix product ``name`` at ``node`` sums over an axis: every one but an outer
-    product (``outer``, ``einsum("i,j->ij", ...)``); an einsum whose pattern is not a literal may."""
+    product (``outer``, ``einsum("i,j->ij", ...)``); an einsum whose pattern is not a literal is taken for none."""
     if name in ("outer", "ger"):
         return False
     if name != "einsum":
         return True
-    pattern = _einsum_pattern(node)
-    return pattern is not None and bool(_summed_indices(node)) or pattern is not None and "->" not in pattern
+    return bool(_summed_indices(node))
 
 
 def _einsum_pattern(node: ast.Call) -> Optional[str]:
@@ -3269,8 +3269,11 @@ def _summed_indices(node: ast.Call) -> Set[str]:
     torch's pattern comes first and names each axis by a letter; einops' comes last and names
     them by words (``"b n d, d f -> b n f"``)."""
     pattern = _einsum_pattern(node)
-    if pattern is None or "->" not in pattern:
+    if pattern is None:
         return set()
+    if "->" not in pattern:  # torch's implicit output: the indices that appear once; the others are summed
+        letters = [c for c in pattern if c.isalpha()]
+        return {c for c in letters if letters.count(c) > 1}
     inputs, output = pattern.split("->", 1)
     words = bool(node.args) and isinstance(node.args[-1], ast.Constant) and node.args[-1].value == pattern \
         and not (isinstance(node.args[0], ast.Constant) and node.args[0].value == pattern)
