@@ -72,6 +72,8 @@ CASES = [
     # RoPE fixtures
     Case(ROPE + "default_dtype_positions.py", kind="rotary", expect="collide", where=DEFAULT_BF16),
     Case(ROPE + "default_dtype_positions__fixed.py", kind="rotary", expect="pass"),
+    # an untyped base leaves the exponent's dtype to the frequencies: rounded under a bf16 default
+    Case(ROPE + "default_dtype_untyped_base.py", kind="rotary", expect="fail", where=DEFAULT_BF16),
     Case(ROPE + "forward_default_dtype_positions.py", kind="rotary", expect="pass"),
     Case(ROPE + "cos_sin_cast_in_function.py", kind="rotary", expect="fail", where=("bf16", "autocast-cuda-emulated")),
     # per-axis angle tables in a family of buffers, looked up and concatenated, cos/sin returned uncast

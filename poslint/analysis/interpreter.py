@@ -742,10 +742,8 @@ class Interpreter:
                     if cls.lookup_method(name) is not method or not method.runtime or \
                             isinstance(method.node, ast.Lambda):
                         continue
-                    read = {node.attr for node in walk(method.node) if isinstance(node, ast.Attribute)
-                            and isinstance(node.ctx, ast.Load) and is_self_receiver(node.value, method)}
                     if any(self._attr_storage(base, attr) is None and base.lookup_method(attr) is None
-                           and self._attr_storage(cls, attr) is not None for attr in read):
+                           and self._attr_storage(cls, attr) is not None for attr in method.self_attrs_read()):
                         pairs.append((cls, method))
         return pairs
 

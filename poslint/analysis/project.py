@@ -25,7 +25,7 @@ from typing import Callable, Dict, List, Optional, Protocol, Set, Tuple
 from poslint.analysis.facts import ModuleFacts
 from poslint.analysis.interpreter import Interpreter
 from poslint.analysis.lattice import Value
-from poslint.analysis.names import NOT_FIRST_PARTY, ImportResolver, absolute_module, is_test_module
+from poslint.analysis.names import NOT_FIRST_PARTY, ImportResolver, is_test_module
 from poslint.analysis.object_model import ClassInfo
 from poslint.analysis.subtrees import index_module
 from poslint.analysis.torch_api import KEEP_FLOAT32_LISTS
@@ -169,15 +169,12 @@ class Project:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return {}
         self.consulted.add(path)
-        package = package_of(module, is_package)
         imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+        resolver = ImportResolver(tree, imports, package_of(module, is_package))
         aliases: Dict[str, str] = {}
-        for node in imports:
-            if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
-                starred = absolute_module(node, package)
-                if starred is not None:
-                    aliases.update(self.star_import_aliases(starred, seen))
-        aliases.update(ImportResolver(tree, imports, package).aliases)
+        for starred in resolver.star_modules:
+            aliases.update(self.star_import_aliases(starred, seen))
+        aliases.update(resolver.aliases)
         return {name: target for name, target in aliases.items() if not name.startswith("_")}
 
     def phases_elsewhere(self, module: str, name: str, text: str) -> Optional[Set[bool]]:
