@@ -60,7 +60,8 @@ EXPECTED = {
         ("hoppkg/block.py", 28, "POS201", "cast to explicit torch.float16"),
     ],
     "flag_elsewhere": [
-        # Built in attention.py with the flag off: only the legacy branch runs.
+        # Built in attention.py with the flag off: only the legacy branch runs. attention.py imports
+        # the classes under try/except ImportError and asserts they are not None: no other use.
         ("flagpkg/rotary.py", 39, "POS101", "the dtype of buffer 'inv_freq'"),
         ("flagpkg/rotary.py", 40, "POS106", "upcast at use"),
         # Rotary, built there with the default flag only, is silent: its legacy branch never runs.

@@ -37,6 +37,7 @@ from poslint.analysis.lattice import (
     PHASE,
     SCALED_BY_INPUT,
     UNIFORM_DRAW,
+    ONE_VALUE_FILL,
     WIDE_RANDOM_DRAW,
     RANDOM_DRAW,
     UNKNOWN,
@@ -50,6 +51,7 @@ from poslint.analysis.lattice import (
     dtype_value,
     merge,
     tensor,
+    value_range,
 )
 from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, annotation_parts, bound_arguments,
@@ -84,6 +86,8 @@ ONE_VALUE = ONE_VALUE_KEYS[1]
 
 # Deep enough for helpers that call helpers; recursion is cut by the call stack, cost by the memo.
 MAX_CALL_DEPTH = 24
+# Past this magnitude an exp's bound is no range worth keeping.
+MAX_EXP_MAGNITUDE = 30.0
 # Results of calls into an imported module kept for every file that makes the same call.
 MAX_SUMMARIES = 4096
 
@@ -811,8 +815,10 @@ class Interpreter:
                 return
             narrowing = self._guard_narrowing(stmt.test, frame)
             narrowing[0].update(self._isinstance_narrowing(stmt.test))
+            default = self._default_branch(stmt.test, frame)
             self._branches(frame, [stmt.body, stmt.orelse], narrowing=narrowing,
-                           precision_guard=self._precision_guard(stmt.test) is not None)
+                           precision_guard=self._precision_guard(stmt.test) is not None,
+                           ranges_from=None if default is None else 0 if default else 1)
         elif isinstance(stmt, ast.Assert):
             # Past ``assert dtype == torch.float32`` the test holds, as in the body of an ``if``.
             self.eval(stmt.test, frame)
@@ -897,6 +903,21 @@ class Interpreter:
         key = self.eval(test, frame).payload_key
         return key != negated if isinstance(key, bool) else None
 
+    def _default_branch(self, test: ast.AST, frame: Frame) -> Optional[bool]:
+        """The value of ``x is None`` (or ``is not None``) when ``x`` is a configuration field at its
+        default None, or a number: both branches run, and the ranges past them are the default's."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None):
+            return None
+        tested = self.eval(test.left, frame)
+        if tested is CONFIG_DEFAULT_NONE:
+            is_none = True
+        elif _const_number(tested) is not None:
+            is_none = False
+        else:
+            return None
+        return is_none == isinstance(test.ops[0], ast.Is)
+
     def _kind_test(self, test: ast.Call, frame: Frame) -> Optional[bool]:
         if not (test.args and isinstance(test.args[0], ast.Name) and test.args[0].id in frame.env):
             return None
@@ -974,10 +995,14 @@ class Interpreter:
         return None
 
     def _branches(self, frame: Frame, blocks: List[Sequence[ast.stmt]],
-                  narrowing: Sequence[Dict[str, Value]] = (), precision_guard: bool = False) -> None:
+                  narrowing: Sequence[Dict[str, Value]] = (), precision_guard: bool = False,
+                  ranges_from: Optional[int] = None) -> None:
+        """Run each block from the same start and join what they leave; with ``ranges_from``, the
+        magnitudes past the join are that block's (the path a configuration's defaults take)."""
         start = dict(frame.env)
         outcomes = []
         returned = 0
+        ranged: Optional[Dict[str, Value]] = None
         for i, block in enumerate(blocks):
             frame.env = dict(start)
             if i < len(narrowing):
@@ -985,6 +1010,7 @@ class Interpreter:
             try:
                 self.exec_block(block, frame)
                 outcomes.append(frame.env)
+                ranged = frame.env if i == ranges_from else ranged
             except _Return:
                 returned += 1
         if not outcomes:
@@ -1006,6 +1032,10 @@ class Interpreter:
                     merged[name] = merged.get(name) or env.get(name)
                     if name.startswith("self.") and name not in start:
                         frame.stored_on_some_paths.add(name)
+        for name, value in (ranged or {}).items():
+            if value.magnitude is not None and merged.get(name) is not None and merged[name].magnitude is None:
+                merged[name] = merged[name].with_(magnitude=value.magnitude, interval=value.interval,
+                                                  extent=value.extent)
         frame.env = merged
 
     def assign(self, target: ast.AST, value: Value, frame: Frame, value_node: Optional[ast.AST]) -> None:
@@ -1283,6 +1313,8 @@ class Interpreter:
             return UNKNOWN
         if isinstance(owner.payload, ConfigDefaults) and node.attr in owner.payload.values:
             number = owner.payload.values[node.attr]
+            if number is None:
+                return CONFIG_DEFAULT_NONE
             return Value(sort=Sort.PYINT if isinstance(number, int) else Sort.PYFLOAT, payload_key=("const", number))
         if node.attr in ("T", "mT", "real", "imag", "data"):
             if node.attr in ("real", "imag"):
@@ -1686,15 +1718,17 @@ class Interpreter:
         if isinstance(op, (ast.Add, ast.Sub)) and not (left.is_number or right.is_number):
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         whole_extent = _whole_extent(op, left, right)
-        magnitude = _magnitude(op, left, right)
-        if magnitude is None and isinstance(op, ast.Div) and left.grids and \
+        bounds = _range(op, left, right)
+        if bounds is None and isinstance(op, ast.Div) and left.grids and \
                 {self.grid_ends.get(grid) for grid in left.grids} == {ast.dump(right_node)}:
-            magnitude = 1.0  # ``arange(0.5, n) / n``: a grid over its own end, within [-1, 1]
+            # ``arange(0.5, n) / n``: a grid over its own end, within [0, 1] from a start of 0 or more
+            bounds = (0.0 if value_range(left)[0] >= 0 else -1.0, 1.0)
+        magnitude = max(abs(bounds[0]), abs(bounds[1])) if bounds else None
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
                              extent=_remainder_extent(op, right) or _shifted_extent(op, left, right) or whole_extent
                              or (None if magnitude is None else math.ceil(magnitude) + 1),
                              whole=whole_extent is not None,
-                             magnitude=magnitude,
+                             magnitude=magnitude, interval=bounds,
                              # a total plus a small number (``counts[:, -1:] + eps``) still bounds what it totals
                              total=isinstance(op, (ast.Add, ast.Sub)) and (left.total and right.is_number or
                                                                           right.total and left.is_number),
@@ -1839,9 +1873,12 @@ class Interpreter:
             # frequencies (perceiver's Fourier bands ``linspace(1, max_freq / 2, n)``).
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _channel_vector(a) else (b, b_node, a, a_node)
             factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.FREQS})
-        elif key in self.sinks.attention and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a):
+        elif key in self.sinks.attention and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a) \
+                and not _filled_only(a if is_grid(a) else b):
             # A position grid times something unknown, handed to attention as a bias: the
             # something is ALiBi's per-head slopes (a constructor argument, a buffer, a parameter).
+            # (Not times steps that vary along no axis, ``full(n, t_next) - full(n, t)``: an Euler
+            # step's length, no distance between a query and its keys.)
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
             factor = factor.with_(roles=factor.roles | {Role.SLOPES})
         else:
@@ -2310,6 +2347,8 @@ class Interpreter:
                 value = value.with_(ndim=0)  # full((), x): a zero-dimensional tensor
             if fill is not None and _const_number(fill) is not None:
                 value = value.with_(extent=int(abs(_const_number(fill))) + 1)  # full(shape, 6) holds 6
+            if name == "full":
+                value = value.with_(products=value.products | {ONE_VALUE_FILL})
             if name in RANDOM_CREATION:
                 rows = _matrix_rows(args)
                 wide = {WIDE_RANDOM_DRAW} if rows is not None and rows > MOST_COORDINATES else set()
@@ -2438,8 +2477,9 @@ class Interpreter:
         bounds = args + [kwargs[k] for k in ("start", "end", "step") if k in kwargs]
         literal_bounds = _arange_bounds(args, kwargs)
         extra = dict(ndim=1, axis=-1, relative=False, thin=True, extent=_arange_extent(literal_bounds),
+                     interval=_arange_interval(args, kwargs),
                      grids=frozenset({node_key(node)}),
-                     series=series_ops.integers(*literal_bounds) if literal_bounds else None)
+                     series=series_ops.integers(*literal_bounds) if literal_bounds else _fractional_arange(args, kwargs))
         base = tensor(Prec.INT, Origin.at(node, "integer arange"), roles=frozenset({Role.POSITIONS}), **extra)
         if _symmetric_bounds(node.args[:2]):
             self.symmetric_grids.add(node_key(node))
@@ -2465,7 +2505,7 @@ class Interpreter:
             roles = frozenset({Role.POSITIONS})
         extra = dict(ndim=1, axis=-1, relative=False, thin=True, products=frozenset({grid_key(node)}),
                      grids=frozenset({node_key(node)}), extent=_linspace_extent(args),
-                     magnitude=_linspace_magnitude(args),
+                     magnitude=_linspace_magnitude(args), interval=_linspace_interval(args),
                      series=_linspace_series(args, kwargs)) \
             if name == "linspace" and not log_spaced else {}
         if dtype is not None:
@@ -2572,8 +2612,17 @@ class Interpreter:
             value = _placed(value, (receiver,))
         else:
             value = _placed(value, [receiver] + list(args) + list(kwargs.values()))
-        if value.magnitude is not None and name not in MAGNITUDE_KEEPING:
-            value = value.with_(magnitude=1.0 if name in ("sigmoid", "tanh") else None)
+        if name == "exp" and receiver.magnitude is not None and receiver.magnitude <= MAX_EXP_MAGNITUDE:
+            # a log-uniform jitter, ``uniform_(-log(r), log(r)).exp()``: within [1/r, r]
+            low, high = value_range(receiver)
+            value = value.with_(magnitude=math.exp(high), interval=(math.exp(low), math.exp(high)),
+                                extent=math.ceil(math.exp(high)) + 1)
+        elif value.magnitude is not None and name not in MAGNITUDE_KEEPING and name != "uniform_":
+            value = value.with_(magnitude=1.0 if name in ("sigmoid", "tanh") else None,
+                                interval={"sigmoid": (0.0, 1.0), "tanh": (-1.0, 1.0)}.get(name))
+        elif value.interval is not None and name != "uniform_" and (
+                name not in MAGNITUDE_KEEPING or name in ("clamp", "clip", "clamp_min", "clamp_")):
+            value = value.with_(interval=None)  # (a clamp moves the low end: ``clamp(min=1)`` of a count)
         if name in TOTALS and not value.is_tensor and _is_opaque(receiver):
             value = UNKNOWN_TENSOR  # ``x.amax(-1)`` of an input: a tensor, of what x is
         if value.is_tensor and (name in TOTALS) is not value.total:
@@ -2620,8 +2669,9 @@ class Interpreter:
         if name in RANDOM_FILLS:
             # ``empty(2).uniform_(-s, s)``: a draw (a shift, a jitter), no positions and no frequencies
             drawn = {RANDOM_DRAW} | ({UNIFORM_DRAW} if name in ("uniform_", "random_") else set())
+            bounds = _uniform_bounds(args, kwargs) if name == "uniform_" else dict(magnitude=None, interval=None)
             return receiver.with_(sort=Sort.TENSOR, roles=frozenset(), payload_key=None,
-                                  products=receiver.products | drawn)
+                                  products=receiver.products | drawn, **bounds)
         if name == "exp" and receiver.has(Role.LOGARITHM) and receiver.is_tensor:
             value = self._float_op(receiver, node, frame).with_(roles=frozenset({Role.FREQS}))
             return self._creation(node, value, frame)
@@ -2683,7 +2733,7 @@ class Interpreter:
                                   grids=frozenset({node_key(node)}) if counts else receiver.grids,
                                   payload_key=None,  # a running count of ones holds many values
                                   payload=None,
-                                  extent=_count_extent(receiver, args, kwargs), magnitude=None,
+                                  extent=_count_extent(receiver, args, kwargs), magnitude=None, interval=None,
                                   recent=receiver.recent - self.cast_candidates)  # a count, not what was cast
             return self.cast(base, dtype, node, receiver_node, frame, record=False) if dtype else base
         if name in NEW_TENSOR_METHODS:
@@ -2862,6 +2912,9 @@ _EVALUATORS = {getattr(ast, name[len("_eval_"):]): method for name, method in va
 IMPORT_BOUND_KEY = ("import-bound",)
 IMPORT_BOUND = Value(sort=Sort.CALLABLE, payload_key=IMPORT_BOUND_KEY)
 NONE_CONSTANT = Value(sort=Sort.OTHER, payload_key=("const", None))
+# A configuration field left at its default None: no constant, since a user's configuration may set
+# it; only the ranges past ``if field is not None`` follow the default (see _default_branch).
+CONFIG_DEFAULT_NONE = Value(sort=Sort.OTHER, payload_key=("config default", None))
 TRUE_CONSTANT, FALSE_CONSTANT = Value(sort=Sort.OTHER, payload_key=True), Value(sort=Sort.OTHER, payload_key=False)
 AUTOCAST_OFF = Value(sort=Sort.OTHER, payload_key="autocast off")
 _NUMBER_CONSTANTS: Dict[tuple, Value] = {}
@@ -2997,6 +3050,12 @@ def _linspace_magnitude(args: List[Value]) -> Optional[float]:
     return None if len(bounds) < 2 or None in bounds else float(max(abs(b) for b in bounds))
 
 
+def _linspace_interval(args: List[Value]) -> Optional[Tuple[float, float]]:
+    """The range of ``linspace(a, b, n)`` with literal bounds."""
+    bounds = [_const_number(v) for v in args[:2]]
+    return None if len(bounds) < 2 or None in bounds else (float(min(bounds)), float(max(bounds)))
+
+
 def _linspace_series(args: List[Value], kwargs: Dict[str, Value]) -> Optional[series_ops.Series]:
     """The values of ``linspace(a, b, n)`` with literal (or folded) bounds and count."""
     given = list(args[:3]) + [kwargs[k] for k in ("start", "end", "steps")[len(args):] if k in kwargs]
@@ -3038,23 +3097,49 @@ def _largest_angle(positions: Value, factor: Value) -> Optional[float]:
     return positions.magnitude * max(abs(f) for f in factor.series.exact)
 
 
-def _magnitude(op: ast.operator, left: Value, right: Value) -> Optional[float]:
-    """The largest magnitude of a continuous arithmetic result the code bounds: a tensor divided by
-    a total of what it counts (``counts / counts.sum()``, ``(y - 0.5) / (y[:, -1:] + eps)``: 1), and a
-    bounded value times or plus a literal (``unit * 2 * math.pi``, ``2 * t - 1``)."""
+def _interval(value: Value) -> Tuple[float, float]:
+    """The range a literal number or a tensor holds where the code bounds it (else infinite)."""
+    number = _const_number(value)
+    if number is not None:
+        return number, number
+    return value_range(value) if value.is_tensor else (-math.inf, math.inf)
+
+
+def _range(op: ast.operator, left: Value, right: Value) -> Optional[Tuple[float, float]]:
+    """The range of a continuous arithmetic result the code bounds: a tensor divided by a total of
+    what it counts (``counts / counts.sum()``, ``(y - 0.5) / (y[:, -1:] + eps)``: within [-1, 1]), and
+    interval arithmetic on bounded tensors and literals (``unit * 2 * math.pi``, ``2 * t - 1``,
+    coordinates times a jitter in [1/r, r] or plus a shift in [-s, s], a literal base to a bounded
+    power); None where unbounded."""
     if isinstance(op, ast.Div) and (left.is_tensor or _is_opaque(left)) and right.is_tensor and right.total:
-        return 1.0
-    for bounded, other in ((left, right), (right, left)):
-        number = _const_number(other)
-        if bounded.magnitude is None or number is None or not bounded.is_tensor:
-            continue
-        if isinstance(op, ast.Mult):
-            return bounded.magnitude * abs(number)
-        if isinstance(op, (ast.Add, ast.Sub)):
-            return bounded.magnitude + abs(number)
-        if isinstance(op, ast.Div) and bounded is left and number:
-            return bounded.magnitude / abs(number)
-    return None
+        return -1.0, 1.0
+    if not (left.is_tensor or right.is_tensor):
+        return None
+    (a, b), (c, d) = _interval(left), _interval(right)
+    if isinstance(op, ast.Mult):
+        ends = [0.0 if 0 in (x, y) else x * y for x in (a, b) for y in (c, d)]
+    elif isinstance(op, ast.Add):
+        ends = [a + c, b + d]
+    elif isinstance(op, ast.Sub):
+        ends = [a - d, b - c]
+    elif isinstance(op, ast.Div) and c == d and c != 0:
+        ends = [a / c, b / c]
+    elif isinstance(op, ast.Pow) and a == b and a > 0 and max(abs(c), abs(d)) * abs(math.log(a)) <= MAX_EXP_MAGNITUDE:
+        ends = [a ** c, a ** d]  # ``2 ** linspace(0, 7, n)``: bands from 1 to 128
+    else:
+        return None
+    low, high = min(ends), max(ends)
+    return (low, high) if math.isfinite(low) and math.isfinite(high) else None
+
+
+def _uniform_bounds(args: List[Value], kwargs: Dict[str, Value]) -> Dict[str, object]:
+    """The magnitude and range of what ``uniform_(a, b)`` draws, with literal (or folded) bounds
+    ([0, 1) by default)."""
+    bounds = [_const_number(v) for v in args[:2]] + [0.0, 1.0][len(args):]
+    if kwargs or None in bounds:
+        return dict(magnitude=None, interval=None, extent=None)
+    high = max(abs(b) for b in bounds[:2])
+    return dict(magnitude=high, interval=(min(bounds[:2]), max(bounds[:2])), extent=math.ceil(high) + 1)
 
 
 def _takes_last(index: ast.AST) -> bool:
@@ -3148,6 +3233,28 @@ def _arange_bounds(args: List[Value], kwargs: Dict[str, Value]) -> Optional[Tupl
     if start is None or end is None or not step:
         return None
     return start, end, step
+
+
+def _arange_interval(args: List[Value], kwargs: Dict[str, Value]) -> Optional[Tuple[float, float]]:
+    """The range of an ascending ``arange`` of a literal (or folded) start, unbounded above where its
+    end is not literal (``arange(0.5, n)``: from 0.5)."""
+    if len(args) == 1 and "end" not in kwargs:
+        start: Optional[float] = 0.0
+    else:
+        start = _const_number(args[0]) if args else _const_number(kwargs["start"]) if "start" in kwargs else 0.0
+    step = _const_number(args[2]) if len(args) > 2 else _const_number(kwargs["step"]) if "step" in kwargs else 1
+    return (float(start), math.inf) if start is not None and step is not None and step > 0 else None
+
+
+def _fractional_arange(args: List[Value], kwargs: Dict[str, Value]) -> Optional[series_ops.Series]:
+    """The values of an ``arange`` of literal (or folded) bounds some of which are fractional."""
+    numbers = [_const_number(v) for v in args] + [_const_number(kwargs[k]) for k in ("start", "end", "step")
+                                                   if k in kwargs]
+    if len(args) == 1 and len(numbers) == 1:
+        numbers = [0.0] + numbers
+    if None in numbers or not 2 <= len(numbers) <= 3:
+        return None
+    return series_ops.stepped(*numbers) if len(numbers) == 3 else series_ops.stepped(numbers[0], numbers[1], 1.0)
 
 
 def _arange_extent(bounds: Optional[Tuple[int, int, int]]) -> Optional[int]:
@@ -3375,6 +3482,11 @@ def _grown_list(container: Value, added: Value, extend: bool) -> Value:
         return Value(sort=Sort.OTHER, roles=roles)
     return Value(sort=Sort.OTHER, roles=roles | merged.roles, prec=merged.prec, payload=merged,
                  payload_key=("list-of", merged.sort.value, merged.roles, merged.products, merged.recent))
+
+
+def _filled_only(value: Value) -> bool:
+    """Made of ``full(shape, x)`` fills with no grid added: the same value along every axis."""
+    return ONE_VALUE_FILL in value.products and not value.grids
 
 
 def _holds_one_value(value: Value) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import math
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, FrozenSet, Optional, Tuple
@@ -81,6 +82,9 @@ FROZEN_PARAMETER = (-5, -5, -5, -5)
 # In ``Value.products``: a grid scaled by a tensor, an input or another grid (``times * rates``): an
 # exponent of it is a decay window, not ``exp(-c * arange(n))``'s table of frequencies.
 SCALED_BY_INPUT = (-6, -6, -6, -6)
+# In ``Value.products``: made by ``full(shape, x)``, one value across its shape (a time step, a
+# decoding position): it varies along no axis except by what a grid adds to it.
+ONE_VALUE_FILL = (-7, -7, -7, -7)
 # In ``Value.products``: a random matrix drawn with more rows than coordinates have axes
 # (``randn(256, d)``): ``x @ w`` with it maps activations, as a wide ``nn.Linear`` does.
 WIDE_RANDOM_DRAW = (-3, -3, -3, -3)
@@ -149,6 +153,10 @@ class Value:
     # A continuous value's largest magnitude where the code bounds it: ``linspace(-1, 1, n)`` and a
     # running count divided by its total hold 1, times ``2 * math.pi`` 6.28 (``extent`` follows it).
     magnitude: Optional[float] = None
+    # Its range (low, high), where the code bounds it more tightly than ``magnitude`` says (an end
+    # may be infinite): ``arange(0.5, n)`` (0.5, inf), ``2 * t - 1`` of t in (0, 1) (-1, 1), a
+    # negated grid over its own end (-1, 0). Read only through ``value_range``.
+    interval: Optional[Tuple[float, float]] = None
     # A total over a tensor (a sum, a maximum, a norm, a grid's last entry): what it divides, the
     # running count or the grid it totals, lies within [-1, 1].
     total: bool = False
@@ -300,6 +308,18 @@ def alternatives(value: Value) -> Tuple[Value, ...]:
 ONE_VALUE_KEYS = ("ones", "one-value")
 
 
+def value_range(value: "Value") -> Tuple[float, float]:
+    """The range (low, high) a tensor holds where the code bounds it, from its ``interval`` where
+    that agrees with its ``magnitude`` (a step that set one but not the other leaves them apart),
+    else from its magnitude; infinite ends where unbounded."""
+    high = value.magnitude if value.magnitude is not None else math.inf
+    if value.interval is not None:
+        low, top = value.interval
+        if (max(abs(low), abs(top)) == high) if value.magnitude is not None else top == math.inf:
+            return low, top
+    return -high, high
+
+
 def merge(a: Value, b: Value) -> Value:
     """Join two values that reach the same program point along different paths."""
     if a == b:
@@ -355,6 +375,8 @@ def merge(a: Value, b: Value) -> Value:
         whole=a.whole and b.whole,
         total=a.total and b.total,
         magnitude=max(a.magnitude, b.magnitude) if a.magnitude is not None and b.magnitude is not None else None,
+        interval=(min(a.interval[0], b.interval[0]), max(a.interval[1], b.interval[1]))
+        if a.interval is not None and b.interval is not None else None,
         on_cpu=a.on_cpu and b.on_cpu,
         grids=a.grids | b.grids,
         axes=a.axes if a.axes == b.axes else None,

@@ -691,8 +691,12 @@ class ModuleModel:
         also where this module names the class otherwise (subclasses it, passes it on): those
         instances are built elsewhere."""
         demo = self._demo_nodes()
+        # ``assert Rotary is not None`` (after an optional import) asks about the class, passes nothing on
+        asked = {id(operand) for node in ast.walk(self.tree) if isinstance(node, ast.Compare)
+                 and all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)
+                 for operand in (node.left, *node.comparators)}
         named = {id(node) for node in ast.walk(self.tree) if isinstance(node, (ast.Name, ast.Attribute))
-                 and isinstance(node.ctx, ast.Load) and self.names.qualname(node) == qual}
+                 and isinstance(node.ctx, ast.Load) and self.names.qualname(node) == qual and id(node) not in asked}
         calls = [node for node in ast.walk(self.tree) if isinstance(node, ast.Call) and id(node.func) in named
                  and id(node) not in demo]
         if len(calls) < len(named):  # named otherwise too (or only in a demo)
@@ -885,7 +889,7 @@ def _writes(node: ast.AST, attr: str) -> bool:
 
 
 def literal_defaults(cls: ClassInfo) -> Dict[str, object]:
-    """The attributes a (configuration) class gives literal numbers by default: class-level
+    """The attributes a (configuration) class gives literal numbers, or None, by default: class-level
     ``max_position_embeddings: int = 2048`` (dataclass style), and ``__init__`` parameters with a
     literal default that the constructor stores under their own name (``self.x = x``). A subclass's
     default wins over its bases'. Booleans are not numbers here."""
@@ -894,7 +898,7 @@ def literal_defaults(cls: ClassInfo) -> Dict[str, object]:
         for stmt in flattened(owner.node.body):
             target = stmt.target if isinstance(stmt, ast.AnnAssign) else (
                 stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None)
-            if isinstance(target, ast.Name) and _literal_number(stmt.value) is not None:
+            if isinstance(target, ast.Name) and (_literal_number(stmt.value) is not None or _is_none(stmt.value)):
                 defaults[target.id] = _literal_number(stmt.value)
         init = owner.methods.get("__init__")
         if init is None or isinstance(init.node, ast.Lambda):
@@ -903,13 +907,17 @@ def literal_defaults(cls: ClassInfo) -> Dict[str, object]:
         positional = list(spec.posonlyargs) + list(spec.args)
         pairs = list(zip(positional[len(positional) - len(spec.defaults):], spec.defaults)) + \
             [(p, d) for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None]
-        literal = {p.arg: _literal_number(d) for p, d in pairs if _literal_number(d) is not None}
+        literal = {p.arg: _literal_number(d) for p, d in pairs if _literal_number(d) is not None or _is_none(d)}
         for node in ast.walk(init.node):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in literal:
                 for target in node.targets:
                     if is_self_attr(target) and target.attr == node.value.id:
                         defaults[target.attr] = literal[node.value.id]
     return defaults
+
+
+def _is_none(node: Optional[ast.AST]) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _literal_number(node: Optional[ast.AST]) -> Optional[object]:

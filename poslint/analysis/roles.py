@@ -8,7 +8,7 @@ from typing import Dict, Optional, Set, Tuple
 
 from poslint.analysis import series as series_ops
 from poslint.analysis.facts import node_key
-from poslint.analysis.lattice import Prec, Role, Sort, Value
+from poslint.analysis.lattice import Prec, Role, Sort, Value, value_range
 
 
 def power_role(base: Value, exponent: Value) -> Role:
@@ -34,10 +34,12 @@ def sign_of(op: ast.operator, left: Value, right: Value) -> frozenset:
 
 
 def negated(value: Value) -> Value:
+    low, high = value_range(value)
+    interval = (-high, -low)
     if value.sort in (Sort.TENSOR, Sort.PYINT, Sort.PYFLOAT, Sort.OTHER) and not (
             value.roles & {Role.FREQS, Role.SLOPES, Role.ANGLES, Role.BIAS, Role.TRIG}):
-        return value.with_(roles=value.roles ^ {Role.NEGATIVE}, series=series_ops.negated(value.series))
-    return value.with_(series=series_ops.negated(value.series))
+        return value.with_(roles=value.roles ^ {Role.NEGATIVE}, series=series_ops.negated(value.series), interval=interval)
+    return value.with_(series=series_ops.negated(value.series), interval=interval)
 
 
 def is_grid(value: Value) -> bool:

@@ -64,6 +64,15 @@ def integers(start: int, end: int, step: int) -> Optional[Series]:
     return Series(values, values, values) if values else None
 
 
+def stepped(start: float, end: float, step: float) -> Optional[Series]:
+    """``arange(start, end, step)`` of fractional bounds (``arange(0, 1, 4 / dim)``)."""
+    count = math.ceil((end - start) / step) if step else 0
+    if not 0 < count <= MAX_LENGTH:
+        return None
+    values = tuple(float(start + i * step) for i in range(count))
+    return Series(values, values, values)
+
+
 def spaced(start: float, end: float, steps: int) -> Optional[Series]:
     """``linspace(start, end, steps)``."""
     if not isinstance(steps, int) or not 0 < steps <= MAX_LENGTH:

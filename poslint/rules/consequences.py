@@ -159,6 +159,13 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
             factor.has(Role.GROWTH) or factor.has(Role.GROWTH2) or (factor.magnitude or 0) > 1):
         # (bands that grow with the channel, pi * linspace(1, res / 2, n), multiply: no table of at
         # most one; a growing divisor, 10000 ** (2i / d), is that table inverted)
+        if extent is not None and factor.magnitude is not None and factor.magnitude > 1:
+            largest = (extent - 1) * factor.magnitude
+            error = (extent - 1) * _half_step(factor.magnitude, 11 if float16 else 8)  # (the largest band's rounding)
+            if error < NEGLIGIBLE_ANGLE_ERROR:
+                return None
+            return (f"the angles reach {largest:.3g} rad (bands up to {factor.magnitude:.3g}), and rounding the bands "
+                    f"moves them by up to {error:.2g} rad")
         return relative_error(float16, "the frequencies are Fourier bands above one, and the code fixes no "
                                        "table")
     if over_input and extent is None and divisor:
