@@ -65,7 +65,7 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
 from poslint.analysis.torch_api import (BOUND_BREAKING, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
-                                        MODULE_LOOKUPS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
+                                        MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
                                         INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, RANDOM_FILLS, ROLE_KILLING,
                                         COMPLEX_INPUT_CALLS, SAME_DTYPE_PRODUCTS, SIZE_ARGUMENTS,
@@ -205,6 +205,35 @@ def _partial(callee: Value, args: Sequence[Value], kwargs: Dict[str, Value]) -> 
     bound = tuple(sorted(kwargs.items(), key=lambda item: item[0]))
     return Value(sort=Sort.CALLABLE, payload=_Partial(callee, tuple(args), bound),
                  payload_key=("partial", callee.payload_key, tuple(args), bound))
+
+
+@dataclass(frozen=True, eq=False)
+class _ModulesByName:
+    """``{"embed": Sinusoid(d), ...}``, the modules of an ``nn.ModuleDict`` by their literal names."""
+
+    members: Dict[str, Value]
+
+
+def _modules_by_name(members: Dict[str, Value]) -> Value:
+    return Value(sort=Sort.OTHER, payload=_ModulesByName(members),
+                 payload_key=("modules by name",) + tuple((k, v.payload_key) for k, v in members.items()))
+
+
+# The payload key of an ``nn.ModuleList`` of modules known one by one (its payload, a tuple).
+MODULE_LIST_KEY = "module list"
+
+
+def _module_list(members: Tuple[Value, ...]) -> Value:
+    return Value(sort=Sort.TUPLE, payload=members, payload_key=MODULE_LIST_KEY)
+
+
+def _extends(new: Value, old: Value) -> bool:
+    """Whether module container ``new`` holds what ``old`` did and more (``append``, a new name)."""
+    if new.payload_key == MODULE_LIST_KEY and old.payload_key == MODULE_LIST_KEY:
+        return new.payload[:len(old.payload)] == old.payload
+    if isinstance(new.payload, _ModulesByName) and isinstance(old.payload, _ModulesByName):
+        return all(new.payload.members.get(k) == v for k, v in old.payload.members.items())
+    return False
 
 
 @dataclass(frozen=True, eq=False)
@@ -1074,6 +1103,12 @@ class Interpreter:
                 if name is not None:
                     self.store_attr(frame, name, MODULE_TENSOR_DICTS[base.attr], value, target, value_node,
                                     name_node=target.slice)
+            elif is_self_attr(base) and frame.cls is not None and value.sort is Sort.INSTANCE \
+                    and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str) \
+                    and isinstance(self.eval(base, frame).payload, _ModulesByName):
+                # ``self.nets["embed"] = Sinusoid(d)`` into an ``nn.ModuleDict()``
+                members = {**self.eval(base, frame).payload.members, target.slice.value: value}
+                self.assign_attr(frame, base.attr, _modules_by_name(members), base, None)
             elif is_self_attr(base) and frame.cls is not None:
                 self.write_into_attr(frame, base, value, target, value_node)
             elif isinstance(base, ast.Name) and base.id in frame.env:
@@ -1169,7 +1204,7 @@ class Interpreter:
         if old:
             rank = {"buffer": 2, "parameter": 2, "plain": 0}
             storage = storage if rank[storage] >= rank[old[0]] else old[0]
-            value = merge(old[1], value)
+            value = value if _extends(value, old[1]) else merge(old[1], value)
         bucket[attr] = (storage, value)
         if self.recording and value.is_tensor:
             self._record(Store(node, cls.name, attr, storage, frame.env[f"self.{attr}"], value_node, frame.site(),
@@ -1536,6 +1571,11 @@ class Interpreter:
             return merge_all(value.payload) if value.payload else UNKNOWN
         if value.sort is Sort.PYFLOAT or value.sort is Sort.PYINT:
             return value
+        if isinstance(value.payload, _ModulesByName):  # ``self.nets["embed"]``
+            key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            return value.payload.members.get(key, UNKNOWN) if isinstance(key, str) else UNKNOWN
+        if _is_list_of(value) and isinstance(value.payload, Value) and value.payload.sort is Sort.INSTANCE:
+            return value.payload  # ``self.layers[i]`` of ``ModuleList([Block(d) for _ in range(n)])``
         summary = LIBRARY.get(value.payload_key[1]) if _is_qual(value) else None
         if summary is not None and summary.effect == "rope-init-table":
             return Value(sort=Sort.CALLABLE, payload_key=("library", "rope-init"))
@@ -1547,6 +1587,14 @@ class Interpreter:
         # A grid's or running count's last entry (``counts[:, -1:]``) is its largest: a total.
         total = value.has(Role.POSITIONS) and _takes_last(node.slice)
         return value.with_(ndim=ndim, axis=axis, total=total)
+
+    def _eval_Dict(self, node: ast.Dict, frame: Frame) -> Value:
+        keys = [self.eval(k, frame) if k is not None else UNKNOWN for k in node.keys]
+        values = [self.eval(v, frame) for v in node.values]
+        named = all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys)
+        if not (named and any(v.sort is Sort.INSTANCE for v in values)):
+            return UNKNOWN
+        return _modules_by_name({k.value: v for k, v in zip(node.keys, values)})
 
     def _eval_Tuple(self, node, frame: Frame) -> Value:
         elements = tuple(self.eval(e, frame) for e in node.elts)
@@ -1975,6 +2023,13 @@ class Interpreter:
             evaluated.update((id(k.value), kwargs[k.arg]) for k in node.keywords if k.arg)
             if is_autocast_off_call(node, self.names, lambda n: evaluated.get(id(n)) or self.eval(n, frame)):
                 return AUTOCAST_OFF
+        if isinstance(func, ast.Attribute) and func.attr == "append" and len(args) == 1 \
+                and args[0].sort is Sort.INSTANCE and is_self_attr(func.value) and frame.cls is not None:
+            held = self.eval(func.value, frame)
+            if held.sort is Sort.TUPLE and isinstance(held.payload, tuple) and held.payload_key == MODULE_LIST_KEY:
+                # ``self.layers.append(Block(d))`` into an ``nn.ModuleList()``
+                self.assign_attr(frame, func.value.attr, _module_list(held.payload + (args[0],)), func.value, None)
+                return NONE_CONSTANT
         if not (qual and qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in TRANSFORMING):
             for value in list(args) + list(kwargs.values()):
                 self._escape(value)
@@ -2260,6 +2315,14 @@ class Interpreter:
             return _linear_module(width if isinstance(width, int) else None)
         if qual in VALUE_PRESERVING_MODULES:
             return VALUE_PRESERVING
+        if qual in MODULE_LISTS:
+            held = args[0] if args else _module_list(())
+            if held.sort is Sort.TUPLE and isinstance(held.payload, tuple):
+                return _module_list(held.payload)
+            return held if _is_list_of(held) else UNKNOWN
+        if qual in MODULE_DICTS:
+            held = args[0] if args else _modules_by_name({})
+            return held if isinstance(held.payload, _ModulesByName) else UNKNOWN
         if qual in SEQUENTIAL_CONTAINERS and not kwargs:
             modules = tuple(args)
             if any(m.sort is Sort.INSTANCE for m in modules):

@@ -144,6 +144,10 @@ MODULE_LOOKUPS = frozenset({"get_buffer", "get_parameter"})
 
 # Containers that, called, run their modules in order, each on what the one before returned.
 SEQUENTIAL_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+# Containers that hold modules by index or by name, calling none of them: ``self.layers[i](x)``,
+# ``for layer in self.layers``, ``self.nets["embed"](t)`` call the module held there.
+MODULE_LISTS = frozenset({"torch.nn.ModuleList", "torch.nn.modules.container.ModuleList"})
+MODULE_DICTS = frozenset({"torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict"})
 # A module whose call is ``F.linear(x, weight, bias)`` with a parameter it initialises at random.
 LINEAR_MODULES = frozenset({"torch.nn.Linear", "torch.nn.modules.linear.Linear"})
 # Modules whose call hands its input back, as far as precision and role go (dropout scales values
