@@ -186,6 +186,19 @@ class _TimestepEmbedder:
 
 
 @dataclass(frozen=True)
+class _LibraryRotary:
+    """A library's rotary module (library_summaries' ``rotary-module``), or one of its rotating
+    methods (``method``), held in a name before it is called."""
+
+    method: Optional[str] = None
+
+
+# The methods of a ``rotary-module`` that rotate their first argument by positions made in its dtype.
+LIBRARY_ROTATING_METHODS = frozenset({"rotate_queries_or_keys", "rotate_queries_and_keys",
+                                      "rotate_queries_with_cached_keys"})
+
+
+@dataclass(frozen=True)
 class _LibraryHelper:
     """A third-party helper of poslint.analysis.library_summaries, held in a name before it is called."""
 
@@ -1340,6 +1353,11 @@ class Interpreter:
             # one of several modules (a factory's result): what each holds or does under the name
             return _joined([self._instance_member(member, node, frame) for member in owner.payload.members
                             if isinstance(member.payload, ClassInfo)])
+        if isinstance(owner.payload, _LibraryRotary) and owner.payload.method is None:
+            if node.attr in LIBRARY_ROTATING_METHODS:
+                return Value(sort=Sort.CALLABLE, payload=_LibraryRotary(node.attr),
+                             payload_key=("library rotary", node.attr) + owner.payload_key[1:])
+            return UNKNOWN
         if owner.sort is Sort.CALLABLE and isinstance(owner.payload, ClassInfo):
             # ``Alibi.gen_slopes(...)``: a static method called through its class.
             method = owner.payload.lookup_method(node.attr)
@@ -2234,6 +2252,8 @@ class Interpreter:
             return self.library_call(LIBRARY[payload.qual].effect, self._call_site, list(args), kwargs, frame)
         if callee.payload_key == VALUE_PRESERVING.payload_key and len(args) == 1 and not kwargs:
             return args[0]
+        if isinstance(payload, _LibraryRotary) and args and isinstance(self._call_site, ast.Call):
+            return self._library_rotation(self._call_site, payload.method, args[0], frame)
         if isinstance(payload, _TimestepEmbedder) and isinstance(self._call_site, ast.Call):
             self._embed_timesteps(self._call_site, args[:-1] if payload.all_but_last else args[:1], frame)
             return UNKNOWN_TENSOR
@@ -2243,6 +2263,30 @@ class Interpreter:
                 value = self.call_value(module, [value], frame) or UNKNOWN_TENSOR
             return value
         return None
+
+    def _library_rotation(self, call: ast.Call, method: Optional[str], operand: Value, frame: Frame) -> Value:
+        """A library rotary module (``rotary-module``) at ``call``: its ``method`` rotates ``operand``
+        by positions made in ``operand``'s dtype; called itself, ``operand`` is the positions. Either
+        way the positions are cast to its frequencies' dtype, a parameter ``model.to()`` converts, for
+        a product under autocast switched off."""
+        src = self.facts.source(call.args[0]) if call.args else "the operand"
+        if method is None:
+            positions = operand
+        else:
+            made_in = self.dtype_of(operand, call.args[0], frame).prec if call.args else Prec.UNKNOWN
+            origin = Origin.at(call, f"the dtype of '{src}' (the library makes its positions in the rotated "
+                                     f"tensor's dtype)", made_in)
+            positions = tensor(made_in, origin, roles=frozenset({Role.POSITIONS}))
+        owner = call.func.value if method is not None and isinstance(call.func, ast.Attribute) else call.func
+        reason = f"parameter '{self.facts.source(owner).removeprefix('self.')}.freqs'"
+        freqs = tensor(Prec.CONVERTED, Origin.at(owner, reason, Prec.CONVERTED), roles=frozenset({Role.FREQS}))
+        inner = Frame(frame.function, frame.env, frame.runtime, True, frame.default)
+        angles = self.product(call, "einsum", positions, call.args[0] if call.args else call, freqs, owner, inner)
+        if angles is None:
+            return UNKNOWN_TENSOR
+        self._mark_rotary(angles, "cos")  # (the library takes both of the angles it makes)
+        self._mark_rotary(angles, "sin")
+        return Value(sort=Sort.TENSOR, prec=operand.prec, origin=operand.origin) if method is not None else angles
 
     def _embed_timesteps(self, call: ast.Call, timesteps: Sequence[Value], frame: Frame) -> None:
         """A library's sinusoidal embedding of each of ``timesteps`` (diffusers' ``Timesteps``): each,
@@ -2514,6 +2558,8 @@ class Interpreter:
         if effect == "embeds-timesteps":
             self._embed_timesteps(node, args[:1], frame)
             return UNKNOWN_TENSOR
+        if effect == "rotary-module":
+            return Value(sort=Sort.OTHER, payload=_LibraryRotary(), payload_key=("library rotary", node_key(node)))
         if effect in ("timestep-embedder", "timesteps-embedder"):
             embedder = _TimestepEmbedder(all_but_last=effect == "timesteps-embedder")
             return Value(sort=Sort.CALLABLE, payload=embedder, payload_key=embedder)

@@ -28,6 +28,11 @@ Effects:
 * ``timestep-embedder``: a module built by the call; called, it embeds its first argument so;
 * ``timesteps-embedder``: a module built by the call; called, it embeds every argument but its
   last so (a timestep, and a guidance scale where given, before a projection of the last).
+* ``rotary-module``: a rotary module built by the call, holding its frequencies in a parameter
+  (``model.to()`` converts it) and running its angle product with autocast off; its
+  ``rotate_queries_or_keys(t)``, ``rotate_queries_and_keys(q, k)`` and
+  ``rotate_queries_with_cached_keys(q, k)`` make the positions with an ``arange`` in the dtype of
+  ``t`` (of ``q``), then cast them to the frequencies' dtype; called on positions, it casts them so.
 """
 
 from __future__ import annotations
@@ -66,6 +71,13 @@ _COMBINED = (" CombinedTimestepTextProjEmbeddings.forward(timestep, pooled_proje
              "(Timesteps) on timestep; CombinedTimestepGuidanceTextProjEmbeddings.forward(timestep, guidance, "
              "pooled_projection) on timestep and on guidance")
 
+_ROTARY_TORCH = ("rotary-embedding-torch 0.8.6 and 0.9.1, rotary_embedding_torch/rotary_embedding_torch.py: "
+                 "self.freqs = nn.Parameter(freqs, requires_grad=learned_freq); rotate_queries_or_keys(t) calls "
+                 "get_seq_pos(seq_len, dtype=t.dtype), which returns torch.arange(seq_len, dtype=dtype) + offset "
+                 "(over interpolate_factor), and forward (under autocast('cuda', enabled=False)) computes "
+                 "einsum('..., f -> ... f', t.type(freqs.dtype), freqs); rotate_queries_and_keys and "
+                 "rotate_queries_with_cached_keys make the positions in q.dtype alike")
+
 LIBRARY: Dict[str, LibrarySummary] = {
     "typing.cast": LibrarySummary("returns-last", _TYPING),
     "einops.rearrange": LibrarySummary("preserves", _EINOPS),
@@ -84,6 +96,8 @@ LIBRARY: Dict[str, LibrarySummary] = {
         "timesteps-embedder", _TIMESTEPS + ";" + _COMBINED),
     "diffusers.models.embeddings.CombinedTimestepGuidanceTextProjEmbeddings": LibrarySummary(
         "timesteps-embedder", _TIMESTEPS + ";" + _COMBINED),
+    "rotary_embedding_torch.RotaryEmbedding": LibrarySummary("rotary-module", _ROTARY_TORCH),
+    "rotary_embedding_torch.rotary_embedding_torch.RotaryEmbedding": LibrarySummary("rotary-module", _ROTARY_TORCH),
     "flash_attn.layers.rotary.apply_rotary_emb": LibrarySummary("applies-rotary", _FLASH),
     "flash_attn.layers.rotary.apply_rotary_emb_func": LibrarySummary("applies-rotary", _FLASH),
     "transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS": LibrarySummary(
@@ -96,4 +110,4 @@ LIBRARY: Dict[str, LibrarySummary] = {
 # lets such a file through (see poslint.engine.prefilter).
 ROLE_WORDS = frozenset(qual.rsplit(".", 1)[-1].lower() for qual, summary in LIBRARY.items()
                        if summary.effect in ("rope-init", "rope-init-table", "alibi-builder", "embeds-timesteps",
-                                             "timestep-embedder", "timesteps-embedder"))
+                                             "timestep-embedder", "timesteps-embedder", "rotary-module"))

@@ -145,6 +145,7 @@ ROLE_BIRTHS_REVIEWED = {
     "_eval_ListComp": ("FREQ_INDEX",),
     "library_call": ("BIAS", "FREQS"),  # transformers' rope-init functions and ALiBi builders, by name: (2)
     "_embed_timesteps": ("FREQS",),  # diffusers' timestep embedders, by name: (2)
+    "_library_rotation": ("FREQS", "POSITIONS"),  # rotary-embedding-torch's RotaryEmbedding, by name: (2)
     "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
     "_note_grid_axes": ("ANGLES", "ROTARY_COMPLEX"),  # reads roles only
     "power_role": ("FREQS", "SLOPES"),
