@@ -1785,10 +1785,11 @@ class Interpreter:
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
         whole_extent = _whole_extent(op, left, right)
         bounds = _range(op, left, right)
-        if bounds is None and isinstance(op, ast.Div) and left.grids and \
-                {self.grid_ends.get(grid) for grid in left.grids} == {ast.dump(right_node)}:
-            # ``arange(0.5, n) / n``: a grid over its own end, within [0, 1] from a start of 0 or more
-            bounds = (0.0 if value_range(left)[0] >= 0 else -1.0, 1.0)
+        if bounds is None and isinstance(op, ast.Div) and left.grids and left.interval is not None \
+                and left.interval[0] >= 0 and {self.grid_ends.get(grid) for grid in left.grids} == {ast.dump(right_node)}:
+            # ``arange(0.5, n) / n``: an ascending grid over its own end, within [0, 1] (not a grid
+            # scaled first: ``-log(p) * arange(h) / h`` lies within [-log(p), 0])
+            bounds = (0.0, 1.0)
         magnitude = max(abs(bounds[0]), abs(bounds[1])) if bounds else None
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
                              extent=_remainder_extent(op, right) or _shifted_extent(op, left, right) or whole_extent
