@@ -1887,10 +1887,11 @@ class Interpreter:
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
         elif factor_of(b) and not factor_of(a):
             factor, factor_node, pos, pos_node = b, b_node, a, a_node
-        elif self.sinks.rotation(key) and module_state(a) != module_state(b):
+        elif self.sinks.rotation(key) and module_state(a) != module_state(b) and (a if module_state(a) else b).ndim != 0:
             # A product that reaches cos/sin with a tensor the module holds: the module tensor is
             # the frequencies, whatever computed it (another file, a lookup table of init functions);
-            # the other operand may be an input cast to its dtype (SAM's coordinates).
+            # the other operand may be an input cast to its dtype (SAM's coordinates). (Not a
+            # zero-dimensional one, ``torch.tensor(math.pi)`` in a buffer: a scale of the angles.)
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if module_state(a) else (b, b_node, a, a_node)
             self.guessed.add(key)
         elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and held_by_module(a if is_grid(a) else b) \
@@ -2194,7 +2195,7 @@ class Interpreter:
         if callee.sort is Sort.CALLABLE:
             payload = callee.payload
             if isinstance(payload, ClassInfo):
-                return self._instance(payload, node, frame)
+                return self._instance(payload, node, frame, args, kwargs)
             key = callee.payload_key
             if key == "builtin.range":
                 return Value(sort=Sort.OTHER, payload_key="range")
@@ -2208,16 +2209,23 @@ class Interpreter:
             return Value(sort=Sort.OTHER)
         return UNKNOWN
 
-    def _instance(self, cls: ClassInfo, call: ast.Call, frame: Frame) -> Value:
+    def _instance(self, cls: ClassInfo, call: ast.Call, frame: Frame, args: Sequence[Value] = (),
+                  kwargs: Optional[Dict[str, Value]] = None) -> Value:
         """The module ``cls(...)`` builds. It carries the literals the call passes to its
-        constructor (``SineEmbedding(128, normalize=True)``) or leaves to their defaults, so that
-        what the instance holds in an attribute the constructor sets from such a parameter is
-        known to its methods."""
+        constructor (``SineEmbedding(128, normalize=True)``) or leaves to their defaults, and the
+        modules it is handed (``Attention(dim, rotary=RotaryEmbedding(32))``), so that what the
+        instance holds in an attribute the constructor sets from such a parameter is known to its
+        methods."""
         init = cls.lookup_method("__init__")
         bound = bound_arguments(init.node, call, with_defaults=True) \
             if init is not None and not isinstance(init.node, ast.Lambda) else None
-        literals = tuple(sorted((name, self.eval(arg, frame)) for name, arg in (bound or {}).items()
-                                if _is_literal(arg)))
+        given = {id(node): value for node, value in zip(call.args, args)}
+        given.update((id(k.value), (kwargs or {})[k.arg]) for k in call.keywords if k.arg in (kwargs or {}))
+        held = {name: given[id(arg)] for name, arg in (bound or {}).items()
+                if id(arg) in given and _is_module(given[id(arg)])}
+        literals = tuple(sorted(((name, held[name] if name in held else self.eval(arg, frame))
+                                 for name, arg in (bound or {}).items() if _is_literal(arg) or name in held),
+                                key=lambda pair: pair[0]))
         return Value(sort=Sort.INSTANCE, payload=cls, payload_key=(cls.name, literals) if literals else cls.name)
 
     def _constructed_with(self, instance: Optional[Value], cls: ClassInfo, attr: str) -> Optional[Value]:
@@ -3941,6 +3949,12 @@ def _may_take_flags(init: ast.AST, cls: ast.ClassDef) -> bool:
         return isinstance(test, ast.Name) and test.id in required or is_self_attr(test) and test.attr in held
 
     return any(flags_in(node.test) for node in walk(cls) if isinstance(node, (ast.If, ast.IfExp, ast.While)))
+
+
+def _is_module(value: Value) -> bool:
+    """A module of the project, a library's rotary module, or a container of modules."""
+    return (value.sort is Sort.INSTANCE and isinstance(value.payload, (ClassInfo, Either))) or \
+        isinstance(value.payload, (_LibraryRotary, _ModulesByName)) or value.payload_key == MODULE_LIST_KEY
 
 
 def _is_literal(node: Optional[ast.AST]) -> bool:

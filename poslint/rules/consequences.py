@@ -140,7 +140,7 @@ def rounded_angles(facts, angles) -> Optional[str]:
 
 def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool = False, divisor: bool = False,
                         default_dtype: bool = False, float16: bool = False, scale: float = 1.0,
-                        over_input: bool = False):
+                        over_input: bool = False, magnitude: Optional[float] = None):
     """What frequencies rounded to bfloat16 (or ``float16``) do to the angles of positions
     0..extent-1: ``unknown`` (bfloat16's figure) when the code says neither how many positions there
     are nor which frequencies (``factor``, the value they are read from) it uses; None when the
@@ -149,7 +149,9 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
     :func:`frequency_table`; ``scale``: a literal below one that every way to cos/sin multiplies
     the angles by (``sin(angles * 0.01)``), which scales their error too; ``over_input``: the
     positions are an input of unknown range (a mass, a time), no grid: divided by wavelengths, or
-    multiplied by bands of a radian or more per unit, each angle moves by its relative rounding."""
+    multiplied by bands of a radian or more per unit, each angle moves by its relative rounding;
+    ``magnitude``: the positions are continuous values the code bounds so (``extent`` follows it),
+    which the message names instead of a last position."""
     if factor is not None and factor.has(Role.HARMONICS):  # (of a continuous value, not a count of positions)
         return relative_error(float16, "the frequencies are harmonics (whole multiples of one frequency)")
     table = frequency_table(factor, divisor, default_dtype) if factor is not None else None
@@ -191,6 +193,9 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
     if extent is None and unknown == ANGLE_ERROR_BY_818 and error >= 1 and scale >= 1:
         first = _first_position(lambda k: angle_error(k, table, product_16bit, float16) >= 1, last)
         return f"the angle error passes 1 rad by position {first} ({table.words})"
+    if magnitude is not None:
+        return f"the angle error reaches {min(error, math.pi):.2g} rad for positions up to {magnitude:.3g} " \
+               f"({table.words}{assumed})"
     if error >= math.pi:
         return f"the angle error reaches pi by position {last} ({table.words}{assumed})"
     return f"the angle error reaches {error:.2g} rad at position {last} ({table.words}{assumed})"

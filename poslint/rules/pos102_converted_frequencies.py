@@ -177,7 +177,8 @@ class Rotary(torch.nn.Module):
                                               product_16bit=product.result.prec.may_be_16bit,
                                               divisor=product.op == "/", float16=factor.origin.float16,
                                               scale=facts.trig_scale(product),
-                                              over_input=not product.positions.roles)
+                                              over_input=not product.positions.roles,
+                                              magnitude=product.positions.magnitude)
             if consequence is None:
                 continue  # a grid this short turns rounded frequencies into a negligible angle error
             consequence += assumed
