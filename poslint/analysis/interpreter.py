@@ -1972,16 +1972,17 @@ class Interpreter:
             # exp(-t) * (t[i + 1] - t[i]) over a linspace of times: a factor computed from the
             # positions' own grid is a schedule, not frequencies (those index the channels).
             return None
+        superseded: frozenset = frozenset()  # (earlier products this one shows were no angles, once it is one)
         if self._blended_frequencies(factor) and pos is not factor:
             # ``inv_freq * (1 - ramp)``, taken for angles because it reached cos/sin, is multiplied
             # by positions here: it was frequencies blended per channel (YaRN), not angles.
-            self.facts.superseded |= factor.recent
+            superseded = factor.recent
             factor = factor.with_(roles=(factor.roles - {Role.ANGLES}) | {Role.FREQS})
         kind = "alibi" if factor.has(Role.SLOPES) and not factor.has(Role.FREQS) else "rope"
         if factor.has(Role.FREQS) and pos.has(Role.ANGLES) and pos.recent and pos.recent <= self.guessed:
             # ``(t * scale) x inv_freq``: what an earlier product guessed to be angles (a grid
             # times something unknown, on its way to cos/sin) was the positions, scaled.
-            self.facts.superseded |= pos.recent
+            superseded = superseded | pos.recent
             pos = pos.with_(roles=(pos.roles - {Role.ANGLES}) | {Role.POSITIONS})
         # Positions are a grid by construction, or whatever a product with frequencies that reaches
         # cos/sin/polar multiplies them by (an input of any name). Until such a sink confirms it, in
@@ -1993,6 +1994,7 @@ class Interpreter:
                                             or module_state(pos) or _same_single_axis(pos, factor)):
             # (two vectors along one axis: a per-channel blend of frequencies, YaRN's ramp, not angles)
             return None
+        self.facts.superseded |= superseded
         if output and self.recording:
             self.facts.rotary_products.add(key)  # a module's output, its cos and sin taken elsewhere
         (self.positions_confirmed if pos.has(Role.POSITIONS) else self.positions_guessed).add(key)
