@@ -1900,10 +1900,13 @@ class Interpreter:
             # into cos/sin: the input carries the positions (coordinates), the grid is the frequencies.
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if is_grid(a) else (b, b_node, a, a_node)
             self.guessed.add(key)
-        elif op in ELEMENTWISE_PRODUCTS and self.sinks.rotation(key) and is_grid(a) != is_grid(b) and \
-                _along_dims(a if is_grid(a) else b, b if is_grid(a) else a, self.sinks.channel_dims.get(key, ())):
+        elif op in ELEMENTWISE_PRODUCTS and self.sinks.rotation(key) and is_grid(a) != is_grid(b) and (
+                _along_dims(a if is_grid(a) else b, b if is_grid(a) else a, self.sinks.channel_dims.get(key, ()))
+                or _vector_along_last(a if is_grid(a) else b, b_node if is_grid(a) else a_node,
+                                      self.sinks.channel_dims.get(key, ()))):
             # A grid along the axis that cos and sin are concatenated along indexes the channels:
-            # harmonic numbers, the frequencies of whatever the other operand holds (a time of day).
+            # harmonic numbers, the frequencies of whatever the other operand holds (a time of day;
+            # ``x.unsqueeze(-1) * (arange(1, k + 1) * 2 * pi)``, the vector along x's new last axis).
             # (Elementwise only: a matrix product's axes are not its operands'.)
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if is_grid(a) else (b, b_node, a, a_node)
             factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.HARMONICS})
@@ -3677,6 +3680,20 @@ def _along_dims(grid: Value, other: Value, dims: Iterable[int]) -> bool:
         return False
     rank = grid.ndim if other.ndim is None or other.ndim <= grid.ndim else None
     return any(dim == grid.axis if dim < 0 else rank is not None and dim - rank == grid.axis for dim in dims)
+
+
+def _vector_along_last(grid: Value, other_node: ast.AST, dims: Iterable[int]) -> bool:
+    """A 1-D grid times an operand given a last axis of one (``x.unsqueeze(-1)``, ``x[..., None]``),
+    with cos and sin concatenated along the last axis: the grid runs along the channels."""
+    if not (grid.ndim == 1 and -1 in tuple(dims)):
+        return False
+    if isinstance(other_node, ast.Call) and isinstance(other_node.func, ast.Attribute) \
+            and other_node.func.attr == "unsqueeze" and len(other_node.args) == 1:
+        return _const_int(other_node.args[0]) == -1
+    if isinstance(other_node, ast.Subscript):
+        parts = other_node.slice.elts if isinstance(other_node.slice, ast.Tuple) else [other_node.slice]
+        return len(parts) > 1 and isinstance(parts[-1], ast.Constant) and parts[-1].value is None
+    return False
 
 
 def _along_channels(value: Value) -> bool:
