@@ -188,9 +188,10 @@ class _TimestepEmbedder:
 @dataclass(frozen=True)
 class _LibraryRotary:
     """A library's rotary module (library_summaries' ``rotary-module``), or one of its rotating
-    methods (``method``), held in a name before it is called."""
+    methods (``method``) of the module named ``owner`` in the source, held in a name before it is called."""
 
     method: Optional[str] = None
+    owner: Optional[str] = None
 
 
 # The methods of a ``rotary-module`` that rotate their first argument by positions made in its dtype.
@@ -1355,7 +1356,7 @@ class Interpreter:
                             if isinstance(member.payload, ClassInfo)])
         if isinstance(owner.payload, _LibraryRotary) and owner.payload.method is None:
             if node.attr in LIBRARY_ROTATING_METHODS:
-                return Value(sort=Sort.CALLABLE, payload=_LibraryRotary(node.attr),
+                return Value(sort=Sort.CALLABLE, payload=_LibraryRotary(node.attr, self.facts.source(node.value)),
                              payload_key=("library rotary", node.attr) + owner.payload_key[1:])
             return UNKNOWN
         if owner.sort is Sort.CALLABLE and isinstance(owner.payload, ClassInfo):
@@ -2049,7 +2050,7 @@ class Interpreter:
             if is_autocast_off_call(node, self.names, lambda n: evaluated.get(id(n)) or self.eval(n, frame)):
                 return AUTOCAST_OFF
         if isinstance(func, ast.Attribute) and func.attr == "append" and len(args) == 1 \
-                and args[0].sort is Sort.INSTANCE and is_self_attr(func.value) and frame.cls is not None:
+                and _is_module(args[0]) and is_self_attr(func.value) and frame.cls is not None:
             held = self.eval(func.value, frame)
             if held.sort is Sort.TUPLE and isinstance(held.payload, tuple) and held.payload_key == MODULE_LIST_KEY:
                 # ``self.layers.append(Block(d))`` into an ``nn.ModuleList()``
@@ -2119,6 +2120,7 @@ class Interpreter:
             return args[0]  # list(map(...)), tuple(xs): the same elements
         if isinstance(func, ast.Name) and func.id == "map" and self._is_builtin("map", frame) and len(args) == 2:
             # map(fn, xs): fn called on an element of xs, for each
+            self._call_site = node
             element = self.call_value(args[0], [_element_of(args[1])], frame) or UNKNOWN
             return Value(sort=Sort.OTHER, roles=element.roles, prec=element.prec, payload=element,
                          payload_key=("list-of", element.sort.value, element.roles, element.products, element.recent))
@@ -2247,6 +2249,8 @@ class Interpreter:
         """Calls what ``callee`` holds when it is code of the project: a function or lambda, a
         bound method, or a module instance (its ``forward``); None for anything else."""
         payload, kwargs = callee.payload, kwargs or {}
+        if isinstance(payload, _Partial):  # ``map(partial(fn, offset=o), xs)``
+            return self.call_value(payload.callee, [*payload.args, *args], frame, {**dict(payload.kwargs), **kwargs})
         if isinstance(payload, Either):
             results = [self.call_value(member, args, frame, kwargs) for member in payload.members]
             return _joined([r for r in results if r is not None]) if any(r is not None for r in results) else None
@@ -2267,7 +2271,7 @@ class Interpreter:
         if callee.payload_key == VALUE_PRESERVING.payload_key and len(args) == 1 and not kwargs:
             return args[0]
         if isinstance(payload, _LibraryRotary) and args and isinstance(self._call_site, ast.Call):
-            return self._library_rotation(self._call_site, payload.method, args[0], frame)
+            return self._library_rotation(self._call_site, payload, args[0], frame)
         if isinstance(payload, _TimestepEmbedder) and isinstance(self._call_site, ast.Call):
             self._embed_timesteps(self._call_site, args[:-1] if payload.all_but_last else args[:1], frame)
             return UNKNOWN_TENSOR
@@ -2278,24 +2282,30 @@ class Interpreter:
             return value
         return None
 
-    def _library_rotation(self, call: ast.Call, method: Optional[str], operand: Value, frame: Frame) -> Value:
-        """A library rotary module (``rotary-module``) at ``call``: its ``method`` rotates ``operand``
-        by positions made in ``operand``'s dtype; called itself, ``operand`` is the positions. Either
+    def _library_rotation(self, call: ast.Call, rotary: _LibraryRotary, operand: Value, frame: Frame) -> Value:
+        """A library rotary module (``rotary-module``) at ``call``: its method rotates ``operand`` by
+        positions made in ``operand``'s dtype; called itself, ``operand`` is the positions. Either
         way the positions are cast to its frequencies' dtype, a parameter ``model.to()`` converts, for
         a product under autocast switched off."""
-        src = self.facts.source(call.args[0]) if call.args else "the operand"
+        method = rotary.method
+        mapped = isinstance(call.func, ast.Name) and call.func.id == "map" and len(call.args) == 2
+        # (``map(rotary.rotate_queries_or_keys, (q, k))``: the method is mapped over the tensors)
+        function, operand_node = (call.args[0], call.args[1]) if mapped else (call.func, call.args[0] if call.args
+                                                                               else call)
+        src = self.facts.source(operand_node)
         if method is None:
             positions = operand
         else:
-            made_in = self.dtype_of(operand, call.args[0], frame).prec if call.args else Prec.UNKNOWN
+            made_in = self.dtype_of(operand, operand_node, frame).prec if call.args else Prec.UNKNOWN
             origin = Origin.at(call, f"the dtype of '{src}' (the library makes its positions in the rotated "
                                      f"tensor's dtype)", made_in)
             positions = tensor(made_in, origin, roles=frozenset({Role.POSITIONS}))
-        owner = call.func.value if method is not None and isinstance(call.func, ast.Attribute) else call.func
-        reason = f"parameter '{self.facts.source(owner).removeprefix('self.')}.freqs'"
+        owner = function.value if method is not None and isinstance(function, ast.Attribute) else function
+        held_as = rotary.owner if rotary.owner is not None else self.facts.source(owner)
+        reason = f"parameter '{held_as.removeprefix('self.')}.freqs'"
         freqs = tensor(Prec.CONVERTED, Origin.at(owner, reason, Prec.CONVERTED), roles=frozenset({Role.FREQS}))
         inner = Frame(frame.function, frame.env, frame.runtime, True, frame.default)
-        angles = self.product(call, "einsum", positions, call.args[0] if call.args else call, freqs, owner, inner)
+        angles = self.product(call, "einsum", positions, operand_node, freqs, owner, inner)
         if angles is None:
             return UNKNOWN_TENSOR
         self._mark_rotary(angles, "cos")  # (the library takes both of the angles it makes)

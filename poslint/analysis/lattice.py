@@ -334,6 +334,9 @@ def merge(a: Value, b: Value) -> Value:
             return varied.with_(roles=a.roles | b.roles)
         if varied.sort is Sort.OTHER and varied.payload is None:
             return Value(sort=Sort.TENSOR, roles=a.roles | b.roles)
+    for held, none in ((a, b), (b, a)):
+        if none.payload_key == ("const", None) and held.sort is Sort.OTHER and held.payload is not None:
+            return held  # ``Rotary(d) if flag else None``: calls reach the object on the path that holds it
     if a.sort is b.sort and a.sort in (Sort.INSTANCE, Sort.CALLABLE) and a.payload is not None \
             and b.payload is not None and a.payload_key != b.payload_key:
         members = tuple(dict.fromkeys(alternatives(a) + alternatives(b)))

@@ -119,6 +119,12 @@ def combined_roles(op: ast.operator, left: Value, right: Value) -> frozenset:
         roles -= {Role.POSITIONS, Role.FREQ_INDEX}
     if Role.FREQS in roles:
         roles.discard(Role.GROWTH)
+    added = right if left.has(Role.TRIG) else left
+    if isinstance(op, (ast.Add, ast.Sub)) and left.has(Role.TRIG) != right.has(Role.TRIG) and \
+            (added.is_tensor or unknown_operand(added)):
+        # ``x + pos_emb``: a sinusoid table added to activations is no longer cos/sin values (a cast
+        # of the sum restores the activations' dtype, not the table's)
+        roles.discard(Role.TRIG)
     if Role.ANGLES in roles or Role.BIAS in roles or Role.TRIG in roles:
         roles -= {Role.POSITIONS, Role.FREQS, Role.SLOPES, Role.GROWTH, Role.GROWTH2}
     roles.discard(Role.POW2)
