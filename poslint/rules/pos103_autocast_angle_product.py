@@ -95,7 +95,8 @@ class AutocastAngleProduct(Rule):
     operands with `.float()` (a tensor that is already 16-bit stays 16-bit inside the block).
     The device type comes from an operand, never a hard-coded string. It is offered only when
     cos/sin are cast to an explicit dtype afterwards, so the outputs keep their dtypes and the
-    fix is safe; otherwise they would turn float32 under autocast, where the original's were
+    fix is safe (a cast of what they were added to, `(x + sinusoid).float()`, is the activations'
+    and does not count); otherwise they would turn float32 under autocast, where the original's were
     16-bit, with no dtype in view to cast them back to, and there is no fix. There is no fix
     either for a float32 operand beside a float64 one (`.float()` would round the float64 one),
     when the product is not a statement of its own in a block, or when no operand names its
