@@ -1117,14 +1117,15 @@ class Interpreter:
                 if name is not None:
                     self.store_attr(frame, name, MODULE_TENSOR_DICTS[base.attr], value, target, value_node,
                                     name_node=target.slice)
-            elif is_self_attr(base) and frame.cls is not None and value.sort is Sort.INSTANCE \
-                    and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str) \
-                    and isinstance(self.eval(base, frame).payload, _ModulesByName):
-                # ``self.nets["embed"] = Sinusoid(d)`` into an ``nn.ModuleDict()``
-                members = {**self.eval(base, frame).payload.members, target.slice.value: value}
-                self.assign_attr(frame, base.attr, _modules_by_name(members), base, None)
             elif is_self_attr(base) and frame.cls is not None:
-                self.write_into_attr(frame, base, value, target, value_node)
+                # ``self.nets["embed"] = Sinusoid(d)`` into an ``nn.ModuleDict()`` (a module under a literal name)
+                named = _is_module(value) and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)
+                held = self.eval(base, frame) if named else UNKNOWN
+                if isinstance(held.payload, _ModulesByName):
+                    members = {**held.payload.members, target.slice.value: value}
+                    self.assign_attr(frame, base.attr, _modules_by_name(members), base, None)
+                else:
+                    self.write_into_attr(frame, base, value, target, value_node)
             elif isinstance(base, ast.Name) and base.id in frame.env:
                 self.write_into_local(frame, base, value, target, value_node)
         elif isinstance(target, ast.Starred):
@@ -1608,7 +1609,9 @@ class Interpreter:
         return value.with_(ndim=ndim, axis=axis, total=total)
 
     def _eval_Dict(self, node: ast.Dict, frame: Frame) -> Value:
-        keys = [self.eval(k, frame) if k is not None else UNKNOWN for k in node.keys]
+        """A dict literal of modules by literal names (what ``nn.ModuleDict`` is built from), else unknown."""
+        for key in node.keys:
+            self.eval(key, frame)
         values = [self.eval(v, frame) for v in node.values]
         named = all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys)
         if not (named and any(v.sort is Sort.INSTANCE for v in values)):
