@@ -200,6 +200,11 @@ LIBRARY_ROTATING_METHODS = frozenset({"rotate_queries_or_keys", "rotate_queries_
 
 
 @dataclass(frozen=True)
+class _LibrarySeqPos:
+    """A library rotary module's ``get_seq_pos``, read by a subclass."""
+
+
+@dataclass(frozen=True)
 class _LibraryHelper:
     """A third-party helper of poslint.analysis.library_summaries, held in a name before it is called."""
 
@@ -1456,6 +1461,10 @@ class Interpreter:
             if method is not None:
                 return Value(sort=Sort.CALLABLE, payload=(method, frame.env.get("self", UNKNOWN)),
                              payload_key=("method", method.qual))
+            if self._library_rotary_base(frame.dispatch or cls):
+                inherited = self._library_rotary_member(node, name)
+                if inherited is not None:
+                    return inherited
             if held_names(cls, name) & LINEAR_MODULES:  # (the first round: its inputs are not known yet)
                 return _linear_module(None)
             return _held_instance(lookup_instances(cls, name, self.classes))
@@ -1465,6 +1474,40 @@ class Interpreter:
             if held is not UNKNOWN:
                 return held
         return self._held(cls, name, node, frame, *found, own=True)
+
+    def _library_rotary_base(self, cls: ClassInfo) -> bool:
+        """Whether ``cls`` subclasses a library's rotary module (a ``rotary-module`` summary)."""
+        return any(LIBRARY.get(self.names.qualname(base) or "", None) is not None
+                   and LIBRARY[self.names.qualname(base)].effect == "rotary-module"
+                   for owner in cls.mro() for base in owner.base_nodes if owner.home is self)
+
+    def _library_rotary_member(self, node: ast.AST, name: str) -> Optional[Value]:
+        """What a subclass of a library rotary module reads from its base: its ``freqs`` (a parameter
+        ``model.to()`` converts), ``get_seq_pos`` (positions made in the dtype it is given), its
+        ``forward`` and its rotating methods."""
+        if name == "freqs":
+            reason = "parameter 'freqs' of the library's rotary module"
+            return tensor(Prec.CONVERTED, Origin.at(node, reason, Prec.CONVERTED), roles=frozenset({Role.FREQS}))
+        if name == "get_seq_pos":
+            return Value(sort=Sort.CALLABLE, payload=_LibrarySeqPos(), payload_key=("library seq pos",))
+        if name == "forward" or name in LIBRARY_ROTATING_METHODS:
+            method = None if name == "forward" else name
+            return Value(sort=Sort.CALLABLE, payload=_LibraryRotary(method, "self"),
+                         payload_key=("library rotary", name, "self"))
+        return None
+
+    def _library_positions(self, call: ast.Call, args: Sequence[Value], kwargs: Dict[str, Value],
+                           frame: Frame) -> Value:
+        """``get_seq_pos(n, device, dtype, offset)`` of a library rotary module: an ``arange`` of ``n``
+        in ``dtype``."""
+        dtype = kwargs.get("dtype", args[2] if len(args) > 2 else None)
+        made_in = self.dtype_of(dtype, call, frame).prec if dtype is not None and dtype.sort is not Sort.DTYPE \
+            else dtype.prec if dtype is not None else Prec.UNKNOWN
+        dtype_node = next((k.value for k in call.keywords if k.arg == "dtype"),
+                          call.args[2] if len(call.args) > 2 else call)
+        origin = Origin.at(call, f"the dtype '{self.facts.source(dtype_node)}' handed to the library's get_seq_pos",
+                           made_in)
+        return tensor(made_in, origin, roles=frozenset({Role.POSITIONS}))
 
     def _instance_member(self, owner: Value, node: ast.Attribute, frame: Frame) -> Value:
         """``owner.name`` for a module instance ``owner``: a bound method, or what it holds."""
@@ -2273,6 +2316,8 @@ class Interpreter:
             return self.library_call(LIBRARY[payload.qual].effect, self._call_site, list(args), kwargs, frame)
         if callee.payload_key == VALUE_PRESERVING.payload_key and len(args) == 1 and not kwargs:
             return args[0]
+        if isinstance(payload, _LibrarySeqPos) and isinstance(self._call_site, ast.Call):
+            return self._library_positions(self._call_site, args, kwargs, frame)
         if isinstance(payload, _LibraryRotary) and args and isinstance(self._call_site, ast.Call):
             return self._library_rotation(self._call_site, payload, args[0], frame)
         if isinstance(payload, _TimestepEmbedder) and isinstance(self._call_site, ast.Call):
@@ -2296,6 +2341,9 @@ class Interpreter:
         function, operand_node = (call.args[0], call.args[1]) if mapped else (call.func, call.args[0] if call.args
                                                                                else call)
         src = self.facts.source(operand_node)
+        marker = Value(recent=frozenset({node_key(call)}))
+        self._mark_rotary(marker, "cos")  # (the library takes both of the angles it makes)
+        self._mark_rotary(marker, "sin")
         if method is None:
             positions = operand
         else:
@@ -2305,14 +2353,12 @@ class Interpreter:
             positions = tensor(made_in, origin, roles=frozenset({Role.POSITIONS}))
         owner = function.value if method is not None and isinstance(function, ast.Attribute) else function
         held_as = rotary.owner if rotary.owner is not None else self.facts.source(owner)
-        reason = f"parameter '{held_as.removeprefix('self.')}.freqs'"
+        reason = "parameter 'freqs'" if held_as == "self" else f"parameter '{held_as.removeprefix('self.')}.freqs'"
         freqs = tensor(Prec.CONVERTED, Origin.at(owner, reason, Prec.CONVERTED), roles=frozenset({Role.FREQS}))
         inner = Frame(frame.function, frame.env, frame.runtime, True, frame.default)
         angles = self.product(call, "einsum", positions, operand_node, freqs, owner, inner)
         if angles is None:
             return UNKNOWN_TENSOR
-        self._mark_rotary(angles, "cos")  # (the library takes both of the angles it makes)
-        self._mark_rotary(angles, "sin")
         return Value(sort=Sort.TENSOR, prec=operand.prec, origin=operand.origin) if method is not None else angles
 
     def _embed_timesteps(self, call: ast.Call, timesteps: Sequence[Value], frame: Frame) -> None:
@@ -2580,6 +2626,8 @@ class Interpreter:
             times = self.cast(args[2], self.dtype_of(state, state_node, frame), node, node.args[2], frame)
             self.call_value(args[0], [times, state], frame)
             return Value(sort=Sort.TENSOR, prec=state.prec, origin=state.origin) if state.is_tensor else UNKNOWN_TENSOR
+        if effect == "either-argument":
+            return merge(args[0], args[1]) if len(args) == 2 else UNKNOWN
         if effect == "returns-last":
             return args[-1] if args else UNKNOWN
         if effect == "embeds-timesteps":

@@ -8,6 +8,8 @@ Effects:
   pattern of ``rearrange``/``repeat`` on a 1-D tensor says along which axis its values lie, so that a
   difference of two such grids is read as relative or not, as with indexing;
 * ``returns-last``: returns its last positional argument unchanged (``typing.cast(T, value)``);
+* ``either-argument``: ``(value, fallback)``: returns one of its two arguments (``default(val, d)``:
+  ``val`` unless it is None);
 * ``applies-rotary``: rotates its first argument by the cos/sin tables it is given, as given
   (no recomputation, no cast of the tables): returns a tensor of the first argument's dtype,
   with no positional role;
@@ -78,6 +80,9 @@ _ROTARY_TORCH = ("rotary-embedding-torch 0.8.6 and 0.9.1, rotary_embedding_torch
                  "einsum('..., f -> ... f', t.type(freqs.dtype), freqs); rotate_queries_and_keys and "
                  "rotate_queries_with_cached_keys make the positions in q.dtype alike")
 
+_ROTARY_DEFAULT = ("rotary-embedding-torch 0.8.6 and 0.9.1, rotary_embedding_torch/rotary_embedding_torch.py: "
+                   "default(val, d) returns val if val is not None else d")
+
 LIBRARY: Dict[str, LibrarySummary] = {
     "typing.cast": LibrarySummary("returns-last", _TYPING),
     "einops.rearrange": LibrarySummary("preserves", _EINOPS),
@@ -97,6 +102,7 @@ LIBRARY: Dict[str, LibrarySummary] = {
     "diffusers.models.embeddings.CombinedTimestepGuidanceTextProjEmbeddings": LibrarySummary(
         "timesteps-embedder", _TIMESTEPS + ";" + _COMBINED),
     "rotary_embedding_torch.RotaryEmbedding": LibrarySummary("rotary-module", _ROTARY_TORCH),
+    "rotary_embedding_torch.rotary_embedding_torch.default": LibrarySummary("either-argument", _ROTARY_DEFAULT),
     "rotary_embedding_torch.rotary_embedding_torch.RotaryEmbedding": LibrarySummary("rotary-module", _ROTARY_TORCH),
     "flash_attn.layers.rotary.apply_rotary_emb": LibrarySummary("applies-rotary", _FLASH),
     "flash_attn.layers.rotary.apply_rotary_emb_func": LibrarySummary("applies-rotary", _FLASH),
