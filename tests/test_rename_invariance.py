@@ -56,8 +56,9 @@ def _definitions(tree: ast.Module) -> Tuple[Set[str], Set[str], Set[str]]:
                 getattr(node.func, "attr", "") in ("register_buffer", "register_parameter"):
             attrs.add(node.args[0].value)
         elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("setattr", "getattr") and \
-                len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
-            attrs.add(node.args[1].value)
+                len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and \
+                isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
+            attrs.add(node.args[1].value)  # (``getattr(config, "torch_dtype")`` names another object's field)
     for node in tree.body:  # class attributes
         if isinstance(node, ast.ClassDef):
             for item in node.body:
@@ -70,7 +71,24 @@ def _definitions(tree: ast.Module) -> Tuple[Set[str], Set[str], Set[str]]:
 def rename_map(source: str) -> Dict[str, str]:
     tree = ast.parse(source)
     names, attrs, imported = _definitions(tree)
-    return {name: f"renamed_{i}" for i, name in enumerate(sorted(_renamed(names | attrs, imported)))}
+    return {name: f"renamed_{i}" for i, name in enumerate(sorted(_renamed(names | attrs, imported)
+                                                                 - _overrides_of_libraries(tree)))}
+
+
+def _overrides_of_libraries(tree: ast.Module) -> Set[str]:
+    """Methods of classes that subclass a third-party class (not torch's): they override the library's
+    API by its names, which a renaming of this file cannot change."""
+    foreign = {(a.asname or a.name).split(".")[0] for node in ast.walk(tree)
+               if isinstance(node, (ast.Import, ast.ImportFrom))
+               and ((node.module or "") if isinstance(node, ast.ImportFrom) else node.names[0].name)
+               .split(".")[0] not in ("torch", "")
+               for a in node.names}
+    overrides = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        roots = {b.id if isinstance(b, ast.Name) else None for b in cls.bases}
+        if roots & foreign:
+            overrides |= {item.name for item in cls.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return overrides
 
 
 def _renamed(candidates: Set[str], imported: Set[str]) -> Set[str]:

@@ -1661,6 +1661,15 @@ class Interpreter:
             return UNKNOWN
         return _modules_by_name({k.value: v for k, v in zip(node.keys, values)})
 
+    def _eval_BoolOp(self, node: ast.BoolOp, frame: Frame) -> Value:
+        """``dtype or torch.float32``: one of its dtypes (a None operand is never the result of ``or``
+        but for the last); any other operands, unknown."""
+        values = [self.eval(operand, frame) for operand in node.values]
+        dtypes = [v for v in values if v.payload_key != ("const", None)]
+        if isinstance(node.op, ast.Or) and dtypes and all(v.sort is Sort.DTYPE for v in dtypes):
+            return functools.reduce(merge, dtypes)
+        return UNKNOWN
+
     def _eval_Tuple(self, node, frame: Frame) -> Value:
         elements = tuple(self.eval(e, frame) for e in node.elts)
         return Value(sort=Sort.TUPLE, payload=elements, payload_key=elements)
@@ -2180,6 +2189,10 @@ class Interpreter:
             name = self.attr_name(node.args[0], frame)  # ``self.get_buffer("inv_freq")``
             if name is not None and "." not in name:  # (a dotted path names a submodule's tensor)
                 return self.read_attr(node, frame, name=name)
+        if isinstance(func, ast.Name) and func.id == "getattr" and self._is_builtin("getattr", frame) \
+                and len(args) >= 2 and args[0].sort is Sort.OTHER and not self._is_own_instance(args[0], frame) \
+                and isinstance(node.args[1], ast.Constant) and node.args[1].value in LOAD_DTYPE_ATTRIBUTES:
+            return self._load_dtype(node)  # ``getattr(config, "torch_dtype", None)``, as ``config.torch_dtype``
         if isinstance(func, ast.Name) and func.id in ("setattr", "getattr") and self._is_builtin(func.id, frame) \
                 and len(args) >= 2 and self._is_own_instance(args[0], frame):
             name = self.attr_name(node.args[1], frame)
