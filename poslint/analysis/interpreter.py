@@ -2132,8 +2132,9 @@ class Interpreter:
             if k.arg is None:
                 self.eval(k.value, frame)
                 kwargs[UNPACKED_KEYWORDS] = UNKNOWN  # any parameter may be passed: none takes its default for sure
-        if "attn_mask" in kwargs:  # scaled_dot_product_attention and friends take the bias as a mask
-            self.sinks.reach_attention(kwargs["attn_mask"])
+        for keyword in ("attn_mask", "attn_bias"):  # scaled_dot_product_attention, xformers: the bias as a mask
+            if keyword in kwargs:
+                self.sinks.reach_attention(kwargs[keyword])
 
         # The module API that holds tensors: register_buffer / register_parameter, and the
         # builtins setattr / getattr on the module itself (names may be computed: a family).
@@ -2211,6 +2212,19 @@ class Interpreter:
             if isinstance(func.value, ast.Name) and func.value.id in frame.env:
                 self.write_into_local(frame, func.value, args[-1], node, node.args[-1])
                 return frame.env[func.value.id]
+            receiver = self.eval(func.value, frame)
+            if receiver.is_tensor:  # ``torch.empty(..., dtype=d)[..., :n].copy_(v)``: v, now in d
+                written = _written_into(receiver, args[-1])
+                # (v already in d: rounded where it was made, not where it is copied)
+                return written.with_(origin=args[-1].origin) if args[-1].prec is receiver.prec and \
+                    args[-1].origin is not None else written
+        if isinstance(func, ast.Attribute) and func.attr == "mul_" and len(args) == 1 \
+                and isinstance(func.value, ast.Name) and func.value.id in frame.env:
+            # ``bias.mul_(slopes)``: the product, written into the receiver in its dtype
+            receiver = frame.env[func.value.id]
+            product = self.binop(ast.Mult(), receiver, args[0], node, func.value, node.args[0], frame)
+            frame.env[func.value.id] = _written_into(receiver, product) if receiver.is_tensor else product
+            return frame.env[func.value.id]
         if isinstance(func, ast.Attribute) and func.attr in ("sin_", "cos_"):
             # ``table[:, 0::2].sin_()``: the table now holds cos/sin values where it held angles (the
             # interleaved sinusoid table fills both halves so), not angles to keep.
@@ -2639,6 +2653,10 @@ class Interpreter:
             times = self.cast(args[2], self.dtype_of(state, state_node, frame), node, node.args[2], frame)
             self.call_value(args[0], [times, state], frame)
             return Value(sort=Sort.TENSOR, prec=state.prec, origin=state.origin) if state.is_tensor else UNKNOWN_TENSOR
+        if effect == "attention-bias":
+            if args:
+                self.sinks.reach_attention(args[0])
+            return UNKNOWN
         if effect == "either-argument":
             return merge(args[0], args[1]) if len(args) == 2 else UNKNOWN
         if effect == "returns-last":

@@ -8,6 +8,8 @@ Effects:
   pattern of ``rearrange``/``repeat`` on a 1-D tensor says along which axis its values lie, so that a
   difference of two such grids is read as relative or not, as with indexing;
 * ``returns-last``: returns its last positional argument unchanged (``typing.cast(T, value)``);
+* ``attention-bias``: ``(bias)``: an attention mask object that adds ``bias`` to the scores (xformers'
+  ``LowerTriangularMaskWithTensorBias``);
 * ``either-argument``: ``(value, fallback)``: returns one of its two arguments (``default(val, d)``:
   ``val`` unless it is None);
 * ``applies-rotary``: rotates its first argument by the cos/sin tables it is given, as given
@@ -83,6 +85,9 @@ _ROTARY_TORCH = ("rotary-embedding-torch 0.8.6 and 0.9.1, rotary_embedding_torch
 _ROTARY_DEFAULT = ("rotary-embedding-torch 0.8.6 and 0.9.1, rotary_embedding_torch/rotary_embedding_torch.py: "
                    "default(val, d) returns val if val is not None else d")
 
+_XFORMERS_BIAS = ("xformers 0.0.28, xformers/ops/fmha/attn_bias.py: LowerTriangularMaskWithTensorBias(bias) is a "
+                  "causal mask whose materialize() adds the bias tensor to the attention scores")
+
 LIBRARY: Dict[str, LibrarySummary] = {
     "typing.cast": LibrarySummary("returns-last", _TYPING),
     "einops.rearrange": LibrarySummary("preserves", _EINOPS),
@@ -104,6 +109,8 @@ LIBRARY: Dict[str, LibrarySummary] = {
     "rotary_embedding_torch.RotaryEmbedding": LibrarySummary("rotary-module", _ROTARY_TORCH),
     "rotary_embedding_torch.rotary_embedding_torch.default": LibrarySummary("either-argument", _ROTARY_DEFAULT),
     "rotary_embedding_torch.rotary_embedding_torch.RotaryEmbedding": LibrarySummary("rotary-module", _ROTARY_TORCH),
+    **{f"xformers.ops.{where}LowerTriangularMaskWithTensorBias": LibrarySummary("attention-bias", _XFORMERS_BIAS)
+       for where in ("", "fmha.", "fmha.attn_bias.")},
     "flash_attn.layers.rotary.apply_rotary_emb": LibrarySummary("applies-rotary", _FLASH),
     "flash_attn.layers.rotary.apply_rotary_emb_func": LibrarySummary("applies-rotary", _FLASH),
     "transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS": LibrarySummary(

@@ -14,8 +14,9 @@ interpreter (:mod:`poslint.analysis.interpreter`) records while it carries *role
 * A ``Product`` needs a *factor*: a value with the ``FREQS`` or ``SLOPES`` role; or, when the
   product reaches ``cos``/``sin``/``polar``, a floating tensor read from a buffer or parameter,
   or any operand of no role multiplied by a ``POSITIONS`` grid; or, when the product reaches
-  attention as a bias (``attn_mask=``, the first argument of ``baddbmm``/``addbmm``/``addmm``,
-  or a term of what ``softmax``/``log_softmax`` normalise), any operand of no role multiplied by a ``POSITIONS`` grid (``Interpreter.product``).
+  attention as a bias (``attn_mask=``, ``attn_bias=``, the first argument of ``baddbmm``/``addbmm``/``addmm``
+  or of xformers' ``LowerTriangularMaskWithTensorBias``, or a term of what ``softmax``/``log_softmax``
+  normalise), any operand of no role multiplied by a ``POSITIONS`` grid (``Interpreter.product``).
   ``ANGLES`` and ``BIAS`` are born only in ``product``, and ``ANGLES`` also in ``cast``: a value
   of unknown role cast to 16 bits whose result reaches both cos and sin.
   ``ROTARY_COMPLEX`` is born in ``torch.polar``, or from ``ANGLES`` (``exp`` of complex angles,
@@ -30,8 +31,8 @@ here (the rest of the interpreter only carries, merges or drops roles), and name
    ``buffer``, ``parameter`` or ``linear``: ``register_buffer``, ``nn.Buffer``, ``nn.Parameter``,
    ``register_parameter``, and ``nn.Linear``, whose call multiplies by the weight it holds), with a positional word (below), or with a cast (the words ``to``,
    ``half``, ``bfloat16``, ``type``, ``type_as``); or an attention-bias sink (``attn_mask``,
-   ``baddbmm``, ``addbmm``, ``addmm``, ``softmax``, which ``log_softmax`` contains) together
-   with a positional word;
+   ``attn_bias``, ``baddbmm``, ``addbmm``, ``addmm``, ``softmax``, which ``log_softmax`` contains,
+   xformers' ``LowerTriangularMaskWithTensorBias``) together with a positional word;
 2. ``logspace`` (frequencies or slopes), ``polar`` (a complex rotation), and the third-party
    helpers that give frequencies or an ALiBi bias by their summary (``ROPE_INIT_FUNCTIONS``,
    transformers' rope-init functions and ``build_alibi_tensor``, diffusers' timestep embedders:
@@ -209,7 +210,8 @@ def _alternatives(words) -> str:
 # (1) module tensors (substrings of the lower-cased code), and rotary sinks (whole words).
 MODULE_TENSOR_WORDS: Tuple[str, ...] = ("buffer", "parameter", "linear")
 SINK_CALLS: Tuple[str, ...] = ("cos", "sin", "cos_", "sin_", "polar")
-ATTENTION_SINKS: Tuple[str, ...] = ("attn_mask", "baddbmm", "addbmm", "addmm", "softmax")
+ATTENTION_SINKS: Tuple[str, ...] = ("attn_mask", "attn_bias", "baddbmm", "addbmm", "addmm", "softmax",
+                                    "lowertriangularmaskwithtensorbias")
 CAST_WORDS: Tuple[str, ...] = ("to", "half", "bfloat16", "type", "type_as")
 # (2) calls that give frequencies, slopes or a complex rotation by themselves.
 ROLE_CALLS: Tuple[str, ...] = ("logspace", "polar", *sorted(LIBRARY_ROLE_WORDS))
