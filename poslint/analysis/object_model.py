@@ -464,6 +464,15 @@ class ModuleModel:
                             cls.instance_attrs[target.attr] = held
             for fn in cls.methods.values():
                 self._hold_annotated_parameters(fn.node, cls)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Attribute) \
+                and isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id in self.classes \
+                and isinstance(stmt.value, ast.Name) and stmt.value.id in self.functions:
+            # ``Rotary._set_cos_sin_cache = patched``: a function of this file installed as a method
+            # of a class of this file (a patch package's idiom); it runs with the instance as self.
+            cls, name = self.classes[stmt.targets[0].value.id], stmt.targets[0].attr
+            fn = FunctionInfo(self.functions[stmt.value.id].node, f"{cls.name}.{name}", weakref.ref(cls))
+            fn.autocast_off = self.functions[stmt.value.id].autocast_off
+            cls.methods[name] = fn
         else:
             for block in nested_blocks(stmt):
                 for child in block:
