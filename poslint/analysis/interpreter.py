@@ -1500,9 +1500,9 @@ class Interpreter:
                            frame: Frame) -> Value:
         """``get_seq_pos(n, device, dtype, offset)`` of a library rotary module: an ``arange`` of ``n``
         in ``dtype``."""
-        dtype = kwargs.get("dtype", args[2] if len(args) > 2 else None)
-        made_in = self.dtype_of(dtype, call, frame).prec if dtype is not None and dtype.sort is not Sort.DTYPE \
-            else dtype.prec if dtype is not None else Prec.UNKNOWN
+        given = dict(kwargs) if "dtype" in kwargs or len(args) <= 2 else {**kwargs, "dtype": args[2]}
+        dtype = self._dtype_arg(given, call)
+        made_in = dtype.prec if dtype is not None else Prec.UNKNOWN
         dtype_node = next((k.value for k in call.keywords if k.arg == "dtype"),
                           call.args[2] if len(call.args) > 2 else call)
         origin = Origin.at(call, f"the dtype '{self.facts.source(dtype_node)}' handed to the library's get_seq_pos",
