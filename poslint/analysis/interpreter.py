@@ -958,7 +958,7 @@ class Interpreter:
                 and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None):
             return None
         tested = self.eval(test.left, frame)
-        if tested is CONFIG_DEFAULT_NONE:
+        if tested.payload_key == CONFIG_DEFAULT_NONE.payload_key:
             is_none = True
         elif _const_number(tested) is not None:
             is_none = False
@@ -1477,9 +1477,9 @@ class Interpreter:
 
     def _library_rotary_base(self, cls: ClassInfo) -> bool:
         """Whether ``cls`` subclasses a library's rotary module (a ``rotary-module`` summary)."""
-        return any(LIBRARY.get(self.names.qualname(base) or "", None) is not None
-                   and LIBRARY[self.names.qualname(base)].effect == "rotary-module"
-                   for owner in cls.mro() for base in owner.base_nodes if owner.home is self)
+        summaries = (LIBRARY.get(self.names.qualname(base) or "") for owner in cls.mro() if owner.home is self
+                     for base in owner.base_nodes)
+        return any(summary is not None and summary.effect == "rotary-module" for summary in summaries)
 
     def _library_rotary_member(self, node: ast.AST, name: str) -> Optional[Value]:
         """What a subclass of a library rotary module reads from its base: its ``freqs`` (a parameter
