@@ -62,7 +62,7 @@ def test_notebook_cells_are_scanned(tmp_path):
                 "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     path = tmp_path / "train.ipynb"
     path.write_text(json.dumps(notebook), encoding="utf-8")
-    assert scan_reduced_matmul([str(path)]) == f"{path} sets set_float32_matmul_precision on line 2"
+    assert scan_reduced_matmul([str(path)]).reason_for(str(path)) == f"{path} sets set_float32_matmul_precision on line 2"
 
 
 @pytest.fixture
@@ -86,6 +86,32 @@ def test_a_setting_in_another_file_of_the_run_counts(project):
     assert len(found) == 1 and found[0][0].endswith("model.py")
     assert "train.py sets allow_tf32 on line 3" in found[0][1]
     assert pos107("--no-cache", "model.py") == []
+
+
+def test_a_setting_reaches_the_files_under_its_folder_and_those_it_imports(project):
+    # A multi-model server: one model's loader sets TF32 in the process that runs that model only.
+    (project / "train.py").unlink()
+    for folder in ("pkg", "pkg/chat", "pkg/rotary", "scripts"):
+        (project / folder).mkdir()
+        if folder.startswith("pkg"):
+            (project / folder / "__init__.py").write_text("", encoding="utf-8")
+    shutil.move(project / "model.py", project / "pkg" / "rotary" / "model.py")
+    loader = "import torch\n\n\ndef load():\n    torch.set_float32_matmul_precision('high')\n"
+    (project / "pkg" / "chat" / "loader.py").write_text(loader, encoding="utf-8")
+    assert pos107("--no-cache", ".") == []
+    # ... and a launcher elsewhere that imports the model (through a package's re-export) reaches it.
+    (project / "pkg" / "rotary" / "__init__.py").write_text("from .model import *\n", encoding="utf-8")
+    (project / "scripts" / "train.py").write_text(
+        "import torch\nfrom pkg.rotary import GuardedRotary\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n",
+        encoding="utf-8")
+    [(path, message)] = pos107("--no-cache", ".")
+    assert path.endswith("model.py") and "train.py sets allow_tf32 on line 4" in message
+    # ... as does a setting in a package above it.
+    (project / "scripts" / "train.py").unlink()
+    (project / "pkg" / "__init__.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n",
+                                                 encoding="utf-8")
+    [(path, message)] = pos107("--no-cache", ".")
+    assert "__init__.py sets allow_tf32 on line 2" in message
 
 
 def test_assume_tf32_reports_without_a_setting(project):
@@ -152,7 +178,8 @@ def test_the_scan_never_opens_a_named_pipe_for_reading(tmp_path):
     os.mkfifo(fifo)
     setting = tmp_path / "train.py"
     setting.write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n", encoding="utf-8")
-    assert scan_reduced_matmul([str(fifo), str(setting)]) == f"{setting} sets allow_tf32 on line 2"
+    scan = scan_reduced_matmul([str(fifo), str(setting)])
+    assert scan.reason_for(str(fifo)) == f"{setting} sets allow_tf32 on line 2"
 
 
 def test_a_setting_in_a_test_does_not_count(project):

@@ -1984,14 +1984,14 @@ class Interpreter:
             # A position grid times a growing table (``2 ** linspace(0, k, n) * pi``), into cos/sin:
             # Fourier features, whose frequencies grow with the channel instead of decaying.
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
-            factor = factor.with_(roles=(factor.roles - {Role.GROWTH, Role.GROWTH2}) | {Role.FREQS})
+            factor = factor.with_(roles=factor.roles | {Role.FREQS})  # (still growing: what its rounding does)
         elif self.sinks.rotation(key) and _growing(a) != _growing(b) and unknown_operand(b if _growing(a) else a) \
                 and held_by_module(a if _growing(a) else b):
             # An input times a growing table the module holds (NeRF's octaves ``2 ** arange(L) * pi`` in
             # a buffer) into cos and sin: the table is the frequencies, the input the coordinates.
             # (One made on the spot, GLIGEN's scale of box coordinates, is left alone.)
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _growing(a) else (b, b_node, a, a_node)
-            factor = factor.with_(roles=(factor.roles - {Role.GROWTH, Role.GROWTH2}) | {Role.FREQS})
+            factor = factor.with_(roles=factor.roles | {Role.FREQS})
             self.guessed.add(key)
         elif self.sinks.rotation(key) and is_grid(a) and is_grid(b) and _channel_vector(a) != _channel_vector(b) \
                 and not _along_channels(b if _channel_vector(a) else a):
@@ -2038,6 +2038,8 @@ class Interpreter:
             superseded = factor.recent
             factor = factor.with_(roles=(factor.roles - {Role.ANGLES}) | {Role.FREQS})
         kind = "alibi" if factor.has(Role.SLOPES) and not factor.has(Role.FREQS) else "rope"
+        if kind == "alibi" and key in self.sinks.exponentiated:
+            return None  # exp(-slope x distance) weighs by decay: a kernel, no bias added to scores
         if factor.has(Role.FREQS) and pos.has(Role.ANGLES) and pos.recent and pos.recent <= self.guessed:
             # ``(t * scale) x inv_freq``: what an earlier product guessed to be angles (a grid
             # times something unknown, on its way to cos/sin) was the positions, scaled.
@@ -2887,6 +2889,8 @@ class Interpreter:
             bounds = _uniform_bounds(args, kwargs) if name == "uniform_" else dict(magnitude=None, interval=None)
             return receiver.with_(sort=Sort.TENSOR, roles=frozenset(), payload_key=None,
                                   products=receiver.products | drawn, **bounds)
+        if name in ("exp", "exp2", "expm1") and receiver.has(Role.BIAS):
+            self.sinks.exponentiated.update(receiver.recent)
         if name == "exp" and receiver.has(Role.LOGARITHM) and receiver.is_tensor:
             value = self._float_op(receiver, node, frame).with_(roles=frozenset({Role.FREQS}))
             return self._creation(node, value, frame)

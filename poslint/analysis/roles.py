@@ -144,6 +144,8 @@ class Sinks:
         self.cos: Set[tuple] = set()
         self.sin: Set[tuple] = set()
         self.attention: Set[tuple] = set()  # attn_mask=, baddbmm's input, a term of softmax's input
+        # exp(slope x distance): a decay kernel (Enformer's exponential features), no additive bias
+        self.exponentiated: Set[tuple] = set()
         self.returned: Set[tuple] = set()  # a module's output: a rotary table another module applies
         self.tables: Set[tuple] = set()  # handed to a rotary kernel as its cos/sin tables: cos/sin values
         self.terms: Dict[tuple, frozenset] = {}  # a sum of two tensors (by node key) -> its terms' traces

@@ -19,17 +19,27 @@ convolutions, not matmuls, and do not count; neither do settings made outside th
 ``NVIDIA_TF32_OVERRIDE`` environment variable): the ``assume-tf32`` setting covers those. Nor do
 settings in tests (``test_*.py``, ``*_test.py``, ``conftest.py``, a ``tests`` folder): they hold
 while pytest runs that test.
+
+A setting holds in the process that runs it, so it counts for the files that process runs: those
+under the setting file's folder (a launcher or a package's ``__init__`` above the models), and
+those it imports, directly or through other files of the run (``train.py`` importing
+``pkg.model``). A setting in one model's loader of a multi-model server does not reach the
+other models, which neither lie under it nor are imported by it.
 """
 
 from __future__ import annotations
 
+import ast
 import json
+import os
 import re
+from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Iterable, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from poslint.analysis.names import is_test_module
+from poslint.analysis.names import absolute_module, is_test_module
 from poslint.engine.files import read_source
+from poslint.engine.imports import module_of
 
 # The rule that needs the scan: a run without it need not read every file for it.
 TF32_RULE = "POS107"
@@ -94,10 +104,85 @@ def project_reduced_matmul(found: Optional[str], assume_tf32: bool) -> Optional[
     return found if found is not None else (ASSUMED if assume_tf32 else None)
 
 
-def scan_reduced_matmul(paths: Iterable[str]) -> Optional[str]:
-    """The first of ``paths`` (in order) that sets float32 matmuls to reduced precision, as
-    ``<path> sets <what> on line N``; None if none does. A file that cannot be read is left to the lint
-    itself, which reports it."""
+@dataclass
+class ReducedMatmulScan:
+    """The settings found in the files of a run (path, line, what), in the run's order, and
+    which files each reaches (see the module's docstring)."""
+
+    settings: List[Tuple[str, int, str]]
+    paths: Sequence[str] = ()
+    _reached: Dict[str, Set[str]] = field(default_factory=dict)
+    _modules: Optional[Dict[str, str]] = None
+
+    def reason_for(self, path: str) -> Optional[str]:
+        """Why float32 matmuls may run at reduced precision where ``path`` runs: the first
+        setting that reaches it, as ``<path> sets <what> on line N``; None if none does."""
+        for setter, line, what in self.settings:
+            if self._reaches(setter, path):
+                return f"{setter} sets {what} on line {line}"
+        return None
+
+    def _reaches(self, setter: str, path: str) -> bool:
+        folder = os.path.dirname(os.path.abspath(setter))
+        target = os.path.abspath(path)
+        if os.path.commonpath([folder, target]) == folder:
+            return True
+        if setter not in self._reached:
+            self._reached[setter] = self._imported_by(setter)
+        return target in self._reached[setter]
+
+    def _imported_by(self, setter: str) -> Set[str]:
+        """The files of the run that ``setter`` imports, directly or through other files of it."""
+        if self._modules is None:
+            self._modules = {}
+            for path in self.paths:
+                module = module_of(path, ())[0]
+                if module is not None:
+                    self._modules.setdefault(module, os.path.abspath(path))
+        reached: Set[str] = set()
+        pending = [os.path.abspath(setter)]
+        while pending:
+            current = pending.pop()
+            try:
+                tree = ast.parse(read_source(current))
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            module, is_package, _ = module_of(current, ())
+            package = module if is_package else (module.rpartition(".")[0] if module else None)
+            for name in _imports_run(tree, package or None):
+                found = self._modules.get(name)
+                if found is not None and found not in reached:
+                    reached.add(found)
+                    pending.append(found)
+        return reached
+
+
+def _imports_run(tree: ast.Module, package: Optional[str]) -> Set[str]:
+    """The modules a file's code imports as it runs, in functions too (a loader's lazy import of
+    the model it loads): each named module, and for ``from m import x`` also ``m.x`` (which may be
+    a submodule). Not the packages above them, whose ``__init__`` a registry may fill with every
+    model, nor imports for type checkers only (``if TYPE_CHECKING:``)."""
+    found: Set[str] = set()
+    checking = {id(node) for test in ast.walk(tree) if isinstance(test, ast.If)
+                and (getattr(test.test, "id", None) or getattr(test.test, "attr", None)) == "TYPE_CHECKING"
+                for part in test.body for node in ast.walk(part)}
+    for node in ast.walk(tree):
+        if id(node) in checking:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = absolute_module(node, package)
+            if module is not None:
+                found.add(module)
+                found.update(f"{module}.{alias.name}" for alias in node.names if alias.name != "*")
+    return found
+
+
+def scan_reduced_matmul(paths: Sequence[str]) -> ReducedMatmulScan:
+    """The settings that let float32 matmuls run at reduced precision in ``paths``. A file that
+    cannot be read is left to the lint itself, which reports it."""
+    settings = []
     for path in paths:
         if _is_test_file(path):
             continue  # a test's setting holds while pytest runs it, not where the model is trained
@@ -110,8 +195,8 @@ def scan_reduced_matmul(paths: Iterable[str]) -> Optional[str]:
         text = _notebook_code(data) if path.endswith(".ipynb") else data.decode("utf-8", "replace")
         setting = reduced_matmul_setting(text if text is not None else data.decode("utf-8", "replace"))
         if setting is not None:
-            return f"{path} sets {setting[1]} on line {setting[0]}"
-    return None
+            settings.append((path, setting[0], setting[1]))
+    return ReducedMatmulScan(settings, paths)
 
 
 def _is_test_file(path: str) -> bool:
