@@ -36,6 +36,8 @@ NEGLIGIBLE_ANGLE_ERROR = 0.03
 # What rounded frequencies do when the code says neither how many positions there are nor which
 # frequencies it uses.
 ANGLE_ERROR_AT_8K = "the angle error reaches pi by position 8191 (head dim 128, base 10000)"
+INPUT_ERROR_AT_8K = ("the angle error reaches pi at an input of 8191 (head dim 128, base 10000; the code does not "
+                     "give the range of its input, positions or times)")
 ANGLE_ERROR_BY_818 = "the angle error passes 1 rad by position 818 (head dim 128, base 10000)"
 
 
@@ -178,14 +180,20 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
         # or a coordinate, and the code does not say its range)
         return relative_error(float16, f"the frequencies ({table.words}) are a radian or more per unit, bands of "
                                        f"an input whose range the code does not give")
+    # An input (a time, a noise level), no grid, of a range the code does not give: the message
+    # says that it assumes the range, not that there are positions.
+    unbounded_input = over_input and extent is None
     if extent is None and table is None and not float16 and scale >= 1:
-        return unknown
+        return INPUT_ERROR_AT_8K if unbounded_input and unknown == ANGLE_ERROR_AT_8K else unknown
     table = table or ASSUMED_FREQUENCIES
     last = (ASSUMED_POSITIONS if extent is None else extent) - 1
     error = angle_error(last, table, product_16bit, float16) * min(scale, 1.0)
     if error < NEGLIGIBLE_ANGLE_ERROR:
         return None
-    assumed = f"; {ASSUMED_POSITIONS} positions are assumed" if extent is None else ""
+    if unbounded_input:
+        assumed = f"; the code does not give the range of its input, positions or times: up to {last} is assumed"
+    else:
+        assumed = f"; {ASSUMED_POSITIONS} positions are assumed" if extent is None else ""
     if float16:
         assumed += "; float16"
     if scale < 1:
@@ -196,9 +204,10 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
     if magnitude is not None:
         return f"the angle error reaches {min(error, math.pi):.2g} rad for positions up to {magnitude:.3g} " \
                f"({table.words}{assumed})"
+    where = f"an input of {last}" if unbounded_input else f"position {last}"
     if error >= math.pi:
-        return f"the angle error reaches pi by position {last} ({table.words}{assumed})"
-    return f"the angle error reaches {error:.2g} rad at position {last} ({table.words}{assumed})"
+        return f"the angle error reaches pi {'at' if unbounded_input else 'by'} {where} ({table.words}{assumed})"
+    return f"the angle error reaches {error:.2g} rad at {where} ({table.words}{assumed})"
 
 
 def _every_band_a_radian_or_more(table: FrequencyTable) -> bool:

@@ -50,7 +50,10 @@ class LowPrecisionFrequencies(Rule):
     the product itself runs in 16 bits (integer or 16-bit positions times 16-bit frequencies), its
     rounding is counted too. A cast to float16
     (`.half()`, `torch.float16`) is estimated with float16's 11 significant bits, and the message
-    says so. Angles that every way to cos/sin multiplies by a literal below one (a slow
+    says so. Where the positions are an input of a range the code does not give (`position_ids`
+    handed in, a diffusion time), the message assumes values up to 8191 and says so ("at an input
+    of 8191 ... the code does not give the range of its input, positions or times"): a time in
+    [0, 1] moves by far less. Angles that every way to cos/sin multiplies by a literal below one (a slow
     modulation, `sin(angles * 0.01)`) move by that share of the error, which the message says;
     under 0.03 rad nothing is reported.
 

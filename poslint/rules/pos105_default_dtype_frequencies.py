@@ -36,7 +36,9 @@ class DefaultDtypeFrequencies(Rule):
     or configuration defaults (`1 / base ** (arange(0, dim, 2) / dim)`, `exp(arange(0, dim, 2) *
     -c)`), and says so ("the code's frequencies: dim 32, base 10000"); otherwise it assumes head
     dim 128 and base 10000. For the code's table, every step of its computation is
-    rounded as a bfloat16 default rounds it (the exponent, the power, the quotient).
+    rounded as a bfloat16 default rounds it (the exponent, the power, the quotient). Where the
+    positions are an input of a range the code does not give (a diffusion time, `position_ids`),
+    the message assumes values up to 8191 and says that the range is not in the code.
 
     ## Why is this bad?
     Model loaders and "bf16-true" training set the default dtype to bfloat16 while they build
