@@ -113,3 +113,30 @@ def test_a_string_annotation_that_does_not_parse_is_no_configuration_class(annot
         "    return torch.arange(config.size, dtype=torch.bfloat16)\n"
     result, _ = lint(text)
     assert not result.internal_errors and not result.errors
+
+
+def test_a_node_of_a_third_module_has_no_span_and_its_findings_are_not_reported_here():
+    # A value made in one module and met in another's facts (autosegmentor's cotracker: default-dtype
+    # zeros in cotracker.py, the product in embeddings.py, linted from evaluate.py): its offsets are in
+    # no text at hand. A fix built on it must not edit the linted file; the finding is not shown here.
+    from poslint.analysis.facts import ForeignNode
+    from poslint.engine.checker import _located
+    from poslint.rules.base import Finding
+
+    text = "import torch\nx = torch.arange(4)\n"
+    facts = analyze(ast.parse(text), text, LineIndex(text))
+    other = ast.parse("\n" * 40 + "y = 1\n").body[0]
+    assert not facts.locates(other)
+    with pytest.raises(ForeignNode):
+        facts.span(other)
+    own = facts.tree.body[1]
+    assert facts.span(own) == (text.index("x"), len(text) - 1)
+
+    def findings():
+        yield Finding(own, "here")
+        yield Finding(other, "a third module's")
+        yield Finding(own, "here again")
+        facts.span(other)  # a rule building a fix on the third module's node
+        yield Finding(own, "after the fix")
+
+    assert [f.message for f in _located(findings(), facts)] == ["here", "here again"]

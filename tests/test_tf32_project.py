@@ -88,30 +88,35 @@ def test_a_setting_in_another_file_of_the_run_counts(project):
     assert pos107("--no-cache", "model.py") == []
 
 
-def test_a_setting_reaches_the_files_under_its_folder_and_those_it_imports(project):
+def test_a_setting_reaches_its_part_of_the_tree(project):
     # A multi-model server: one model's loader sets TF32 in the process that runs that model only.
     (project / "train.py").unlink()
-    for folder in ("pkg", "pkg/chat", "pkg/rotary", "scripts"):
+    for folder in ("pkg", "pkg/chat", "pkg/rotary", "pkg/registry"):
         (project / folder).mkdir()
-        if folder.startswith("pkg"):
-            (project / folder / "__init__.py").write_text("", encoding="utf-8")
+        (project / folder / "__init__.py").write_text("", encoding="utf-8")
     shutil.move(project / "model.py", project / "pkg" / "rotary" / "model.py")
-    loader = "import torch\n\n\ndef load():\n    torch.set_float32_matmul_precision('high')\n"
+    # (a registry imports every model; the loader's helper imports the registry, the loader runs one model)
+    (project / "pkg" / "registry" / "models.py").write_text("from pkg.rotary.model import GuardedRotary\n",
+                                                            encoding="utf-8")
+    (project / "pkg" / "chat" / "helpers.py").write_text("from pkg.registry import models\n", encoding="utf-8")
+    loader = ("import torch\nfrom .helpers import models\n\n\nclass ChatModel:\n    def load(self):\n"
+              "        torch.set_float32_matmul_precision('high')\n")
     (project / "pkg" / "chat" / "loader.py").write_text(loader, encoding="utf-8")
     assert pos107("--no-cache", ".") == []
-    # ... and a launcher elsewhere that imports the model (through a package's re-export) reaches it.
-    (project / "pkg" / "rotary" / "__init__.py").write_text("from .model import *\n", encoding="utf-8")
+    # ... the model it imports itself is reached
+    (project / "pkg" / "chat" / "loader.py").write_text(loader.replace(".helpers import models",
+                                                                       "pkg.rotary import model"), encoding="utf-8")
+    [(path, message)] = pos107("--no-cache", ".")
+    assert path.endswith("model.py") and "loader.py sets set_float32_matmul_precision on line 7" in message
+    # ... and a launcher elsewhere reaches the folder that holds it and what it imports: the models
+    # under it, whether an import shows them or a registry builds them.
+    (project / "pkg" / "chat" / "loader.py").unlink()
+    (project / "scripts").mkdir()
     (project / "scripts" / "train.py").write_text(
-        "import torch\nfrom pkg.rotary import GuardedRotary\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n",
+        "import torch\nimport pkg.chat.helpers\n\n\ndef main():\n    torch.backends.cuda.matmul.allow_tf32 = True\n",
         encoding="utf-8")
     [(path, message)] = pos107("--no-cache", ".")
-    assert path.endswith("model.py") and "train.py sets allow_tf32 on line 4" in message
-    # ... as does a setting in a package above it.
-    (project / "scripts" / "train.py").unlink()
-    (project / "pkg" / "__init__.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n",
-                                                 encoding="utf-8")
-    [(path, message)] = pos107("--no-cache", ".")
-    assert "__init__.py sets allow_tf32 on line 2" in message
+    assert "train.py sets allow_tf32 on line 6" in message
 
 
 def test_assume_tf32_reports_without_a_setting(project):

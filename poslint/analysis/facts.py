@@ -348,9 +348,17 @@ class ModuleFacts:
         start, end = owner.span(node)
         return owner.text[start:end]
 
+    def locates(self, node: ast.AST) -> bool:
+        """Whether ``node`` is in this module's tree or the linted file's: a value may come from
+        a third module, whose text neither holds."""
+        return self.holds(node) or (self.linted_ref is not None and self.linted_ref().holds(node))
+
     def span(self, node: ast.AST) -> Tuple[int, int]:
         """Character offsets of ``node`` in :attr:`text` (in the linted file's text, for a node of
         the linted file met in another module's facts), for building fixes."""
+        if not self.locates(node):
+            raise ForeignNode(f"line {getattr(node, 'lineno', '?')} of a module that is neither this one nor the "
+                              f"linted file")
         owner = self._owner(node)
         start = owner.index.utf8_col_to_offset(node.lineno, node.col_offset)
         end = owner.index.utf8_col_to_offset(node.end_lineno, node.end_col_offset)
@@ -360,6 +368,10 @@ class ModuleFacts:
         if self.linted_ref is not None and not self.holds(node):
             return self.linted_ref()  # alive: it holds these facts
         return self
+
+
+class ForeignNode(LookupError):
+    """A node of a third module, whose offsets no text at hand gives (a fix cannot edit it)."""
 
 
 class OriginIndex:

@@ -19,7 +19,7 @@ from typing import Collection, Iterator, List, Optional, Set, Tuple
 from poslint.core.deep_stack import on_a_deep_stack
 from poslint.core.diagnostics import Diagnostic, Fix
 from poslint.core.source import LineIndex
-from poslint.analysis.facts import node_key
+from poslint.analysis.facts import ForeignNode, node_key
 from poslint.engine.imports import ProjectFiles
 from poslint.engine.project import reduced_matmul_setting
 from poslint.rules import all_rules
@@ -173,7 +173,7 @@ def _analyse(tree: ast.Module, text: str, index: LineIndex, active, path: str, r
     facts.reduced_matmul_precision = reduced_matmul
     for rule_cls in active:
         try:
-            for finding in rule_cls().check(facts):
+            for finding in _located(rule_cls().check(facts), facts):
                 diagnostics.append(_to_diagnostic(path, index, rule_cls.code, finding))
             for borrowed in facts.borrowed:
                 for finding in _borrowed_findings(rule_cls, facts, borrowed):
@@ -201,13 +201,25 @@ def _borrowed_findings(rule_cls, facts, borrowed) -> Iterator[Finding]:
     file and line, and without a fix (it would edit the other file). A finding that the other
     module's own analysis makes is its own, and is reported when that file is linted."""
     anchor_line = borrowed.anchor.lineno
-    for finding in rule_cls().check(borrowed.facts):
+    for finding in _located(rule_cls().check(borrowed.facts), borrowed.facts):
         if facts.holds(finding.node):
             yield Finding(finding.node, f"{finding.message} (in {borrowed.path}, reached by the call on line "
                                         f"{anchor_line})")
         elif node_key(finding.node) not in _own_findings(rule_cls, borrowed.own()):
             yield Finding(borrowed.anchor, f"{finding.message} (in {borrowed.path}:{finding.node.lineno}, "
                                            f"reached by this call)")
+
+
+def _located(findings: Iterator[Finding], facts) -> Iterator[Finding]:
+    """The findings at nodes of the module ``facts`` describes or of the linted file. One at a
+    third module's node (a value made there and met here) is that module's to report; a rule that
+    builds a fix on such a node stops there, as its fix could not edit the text at hand."""
+    try:
+        for finding in findings:
+            if facts.locates(finding.node):
+                yield finding
+    except ForeignNode:
+        return
 
 
 def _cleared(text: str, path: str, codes: Collection[str], project: Optional[ProjectFiles] = None) -> bool:

@@ -20,11 +20,12 @@ convolutions, not matmuls, and do not count; neither do settings made outside th
 settings in tests (``test_*.py``, ``*_test.py``, ``conftest.py``, a ``tests`` folder): they hold
 while pytest runs that test.
 
-A setting holds in the process that runs it, so it counts for the files that process runs: those
-under the setting file's folder (a launcher or a package's ``__init__`` above the models), and
-those it imports, directly or through other files of the run (``train.py`` importing
-``pkg.model``). A setting in one model's loader of a multi-model server does not reach the
-other models, which neither lie under it nor are imported by it.
+A setting holds in the process that runs it, and counts for the files of the run that process
+runs: those its file imports itself, and those under the deepest folder that holds its file and
+all of these (a launcher in ``pkg/bin/`` importing ``pkg.register`` reaches ``pkg/``'s models,
+built through a registry no import shows). One model's loader in a multi-model server, or a
+vendored project's training script, reaches its own part of the tree, not the other models (a
+registry that imports them all is not followed further: the loader runs one).
 """
 
 from __future__ import annotations
@@ -111,50 +112,48 @@ class ReducedMatmulScan:
 
     settings: List[Tuple[str, int, str]]
     paths: Sequence[str] = ()
-    _reached: Dict[str, Set[str]] = field(default_factory=dict)
+    _reached: Dict[str, Tuple[str, Set[str]]] = field(default_factory=dict)
     _modules: Optional[Dict[str, str]] = None
 
     def reason_for(self, path: str) -> Optional[str]:
         """Why float32 matmuls may run at reduced precision where ``path`` runs: the first
         setting that reaches it, as ``<path> sets <what> on line N``; None if none does."""
+        target = os.path.abspath(path)
         for setter, line, what in self.settings:
-            if self._reaches(setter, path):
+            if setter not in self._reached:
+                self._reached[setter] = self._scope(setter)
+            folder, imported = self._reached[setter]
+            if target in imported or os.path.commonpath([folder, target]) == folder:
                 return f"{setter} sets {what} on line {line}"
         return None
 
-    def _reaches(self, setter: str, path: str) -> bool:
-        folder = os.path.dirname(os.path.abspath(setter))
-        target = os.path.abspath(path)
-        if os.path.commonpath([folder, target]) == folder:
-            return True
-        if setter not in self._reached:
-            self._reached[setter] = self._imported_by(setter)
-        return target in self._reached[setter]
-
-    def _imported_by(self, setter: str) -> Set[str]:
-        """The files of the run that ``setter`` imports, directly or through other files of it."""
+    def _scope(self, setter: str) -> Tuple[str, Set[str]]:
+        """The folder whose files the setting in ``setter`` reaches (the deepest one that holds
+        ``setter`` and every file of the run it imports itself), and those files."""
         if self._modules is None:
             self._modules = {}
             for path in self.paths:
                 module = module_of(path, ())[0]
-                if module is not None:
+                # (a file in no package is named by its stem alone: ``io``, ``utils``, which name other
+                # modules too; its importers beside it lie in its folder anyway)
+                if module is not None and "." in module:
                     self._modules.setdefault(module, os.path.abspath(path))
-        reached: Set[str] = set()
-        pending = [os.path.abspath(setter)]
-        while pending:
-            current = pending.pop()
-            try:
-                tree = ast.parse(read_source(current))
-            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-                continue
-            module, is_package, _ = module_of(current, ())
+        here = os.path.abspath(setter)
+        tree = _parsed(setter) if not setter.endswith(".ipynb") else None
+        imported: Set[str] = set()
+        if tree is not None:
+            module, is_package, _ = module_of(setter, ())
             package = module if is_package else (module.rpartition(".")[0] if module else None)
-            for name in _imports_run(tree, package or None):
-                found = self._modules.get(name)
-                if found is not None and found not in reached:
-                    reached.add(found)
-                    pending.append(found)
-        return reached
+            imported = {self._modules[name] for name in _imports_run(tree, package or None) if name in self._modules}
+        folder = os.path.commonpath([os.path.dirname(here)] + [os.path.dirname(path) for path in imported])
+        return folder, imported
+
+
+def _parsed(path: str) -> Optional[ast.Module]:
+    try:
+        return ast.parse(read_source(path))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _imports_run(tree: ast.Module, package: Optional[str]) -> Set[str]:
