@@ -117,6 +117,16 @@ def test_a_setting_reaches_its_part_of_the_tree(project):
         encoding="utf-8")
     [(path, message)] = pos107("--no-cache", ".")
     assert "train.py sets allow_tf32 on line 6" in message
+    # A helper that sets it runs where it is called: a file that imports it reaches its own part.
+    (project / "scripts" / "train.py").unlink()
+    (project / "pkg" / "chat" / "tf32.py").write_text(
+        "import torch\n\n\ndef enable_tf32():\n    torch.backends.cuda.matmul.allow_tf32 = True\n", encoding="utf-8")
+    assert pos107("--no-cache", ".") == []
+    (project / "pkg" / "arguments.py").write_text(
+        "from pkg.chat.tf32 import enable_tf32\n\n\nclass Arguments:\n    def setup(self):\n        enable_tf32()\n",
+        encoding="utf-8")
+    [(path, message)] = pos107("--no-cache", ".")
+    assert path.endswith("model.py") and "tf32.py sets allow_tf32 on line 5" in message
 
 
 def test_assume_tf32_reports_without_a_setting(project):

@@ -357,9 +357,10 @@ def _lint_groups(files: Sequence[str], groups: Dict[GroupKey, List[int]], ignore
     unsafe fixes apply to each path."""
     results: List[Optional[FileResult]] = [None] * len(files)
     unsafe_of: Dict[str, bool] = {}
-    # A reduced-precision matmul setting in one file of the run counts for the files under its folder
-    # and those it imports. Only POS107 reads it; the scan reads every file once (0.13 s for
-    # transformers' 2597 models files), and follows imports only from the files that set it.
+    # A reduced-precision matmul setting in one file of the run counts for the part of the tree its
+    # process runs (poslint/engine/project.py). Only POS107 reads it; the scan reads every file once
+    # (0.13 s for transformers' 2597 models files), and parses only the files that set it (or import
+    # a helper that does).
     scan = scan_reduced_matmul(files) if any(TF32_RULE in key[0] for key in groups) else None
     for (codes, unsafe, unfixable, directory, assume_tf32, src), indices in groups.items():
         by_reason: Dict[Optional[str], List[int]] = {}

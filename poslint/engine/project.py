@@ -23,9 +23,11 @@ while pytest runs that test.
 A setting holds in the process that runs it, and counts for the files of the run that process
 runs: those its file imports itself, and those under the deepest folder that holds its file and
 all of these (a launcher in ``pkg/bin/`` importing ``pkg.register`` reaches ``pkg/``'s models,
-built through a registry no import shows). One model's loader in a multi-model server, or a
-vendored project's training script, reaches its own part of the tree, not the other models (a
-registry that imports them all is not followed further: the loader runs one).
+built through a registry no import shows). A helper function that sets it runs where it is
+called, so each file that imports it counts as setting it too (``enable_tf32()`` in
+``pkg/utils/``, called from ``pkg/training_args.py``). One model's loader in a multi-model server,
+or a vendored project's training script, reaches its own part of the tree, not the other models
+(a registry that imports them all is not followed further: the loader runs one).
 """
 
 from __future__ import annotations
@@ -121,15 +123,15 @@ class ReducedMatmulScan:
         target = os.path.abspath(path)
         for setter, line, what in self.settings:
             if setter not in self._reached:
-                self._reached[setter] = self._scope(setter)
+                self._reached[setter] = self._scope(setter, line)
             folder, imported = self._reached[setter]
             if target in imported or os.path.commonpath([folder, target]) == folder:
                 return f"{setter} sets {what} on line {line}"
         return None
 
-    def _scope(self, setter: str) -> Tuple[str, Set[str]]:
-        """The folder whose files the setting in ``setter`` reaches (the deepest one that holds
-        ``setter`` and every file of the run it imports itself), and those files."""
+    def _scope(self, setter: str, line: int) -> Tuple[str, Set[str]]:
+        """The folder whose files the setting on ``line`` of ``setter`` reaches (the deepest one that
+        holds ``setter`` and every file of the run it imports itself), and those files."""
         if self._modules is None:
             self._modules = {}
             for path in self.paths:
@@ -140,13 +142,46 @@ class ReducedMatmulScan:
                     self._modules.setdefault(module, os.path.abspath(path))
         here = os.path.abspath(setter)
         tree = _parsed(setter) if not setter.endswith(".ipynb") else None
+        if tree is None:
+            return os.path.dirname(here), set()
+        module, _, _ = module_of(setter, ())
+        runners = [(here, tree)]
+        helper = _enclosing_function(tree, line)
+        if helper is not None and module is not None:
+            # A helper that sets it (``enable_tf32(True)``) runs where it is called: the files that
+            # import it from here set it too.
+            runners += [(path, other) for path, other in self._importers_of(f"{module}.{helper}", helper)]
         imported: Set[str] = set()
-        if tree is not None:
-            module, is_package, _ = module_of(setter, ())
+        for path, runner in runners:
+            imported |= self._imported_by(path, runner)
+        folder = os.path.commonpath([os.path.dirname(path) for path, _ in runners] +
+                                    [os.path.dirname(path) for path in imported])
+        return folder, imported | {path for path, _ in runners}
+
+    def _imported_by(self, path: str, tree: ast.Module) -> Set[str]:
+        module, is_package, _ = module_of(path, ())
+        package = module if is_package else (module.rpartition(".")[0] if module else None)
+        return {self._modules[name] for name in _imports_run(tree, package or None) if name in self._modules}
+
+    def _importers_of(self, qualified: str, name: str) -> List[Tuple[str, ast.Module]]:
+        """The files of the run (tests aside) that import ``qualified`` by its name ``name``."""
+        found = []
+        for path in self.paths:
+            if _is_test_file(path) or path.endswith(".ipynb"):
+                continue
+            try:
+                if name.encode() not in read_source(path):
+                    continue  # (most files never mention it: not parsed)
+            except OSError:
+                continue
+            tree = _parsed(path)
+            if tree is None:
+                continue
+            module, is_package, _ = module_of(path, ())
             package = module if is_package else (module.rpartition(".")[0] if module else None)
-            imported = {self._modules[name] for name in _imports_run(tree, package or None) if name in self._modules}
-        folder = os.path.commonpath([os.path.dirname(here)] + [os.path.dirname(path) for path in imported])
-        return folder, imported
+            if qualified in _imports_run(tree, package or None):
+                found.append((os.path.abspath(path), tree))
+        return found
 
 
 def _parsed(path: str) -> Optional[ast.Module]:
@@ -154,6 +189,14 @@ def _parsed(path: str) -> Optional[ast.Module]:
         return ast.parse(read_source(path))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def _enclosing_function(tree: ast.Module, line: int) -> Optional[str]:
+    """The module-level function whose body holds ``line``, if any."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
+            return node.name
+    return None
 
 
 def _imports_run(tree: ast.Module, package: Optional[str]) -> Set[str]:

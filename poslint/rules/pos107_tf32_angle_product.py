@@ -29,10 +29,11 @@ class Tf32AngleProduct(Rule):
     Where no linted file sets it (the setting lives in a launcher, a framework default or the
     `NVIDIA_TF32_OVERRIDE` environment variable), the rule reports only with
     `assume-tf32 = true` in the configuration or `--assume-tf32`. A setting counts for the files
-    of the run that its process runs: those under its file's folder (`train.py` beside
-    `model.py`, a package's `__init__.py`) and those its file imports, directly or through other
-    files of the run; a file linted alone (from an editor, flake8 or stdin) counts only its own
-    settings. A setting in a test
+    of the run that its process runs: those its file imports, and those under the deepest folder
+    that holds its file and them (`train.py` beside `model.py`, `pkg/bin/train.py` importing
+    `pkg.register`); a helper that sets it counts where it is imported. One model's loader in a
+    multi-model server does not reach the other models. A file linted alone (from an editor,
+    flake8 or stdin) counts only its own settings. A setting in a test
     (`test_*.py`, `*_test.py`, `conftest.py`, a `tests` folder) does not count for other files:
     it holds while pytest runs that test.
 
