@@ -38,7 +38,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.names import absolute_module, is_test_module
 from poslint.engine.files import read_source
@@ -159,9 +159,7 @@ class ReducedMatmulScan:
         return folder, imported | {path for path, _ in runners}
 
     def _imported_by(self, path: str, tree: ast.Module) -> Set[str]:
-        module, is_package, _ = module_of(path, ())
-        package = module if is_package else (module.rpartition(".")[0] if module else None)
-        return {self._modules[name] for name in _imports_run(tree, package or None) if name in self._modules}
+        return {self._modules[name] for name in _imports_run(tree, _package(path)) if name in self._modules}
 
     def _importers_of(self, qualified: str, name: str) -> List[Tuple[str, ast.Module]]:
         """The files of the run (tests aside) that import ``qualified`` by its name ``name``."""
@@ -177,11 +175,15 @@ class ReducedMatmulScan:
             tree = _parsed(path)
             if tree is None:
                 continue
-            module, is_package, _ = module_of(path, ())
-            package = module if is_package else (module.rpartition(".")[0] if module else None)
-            if qualified in _imports_run(tree, package or None):
+            if qualified in _imports_run(tree, _package(path)):
                 found.append((os.path.abspath(path), tree))
         return found
+
+
+def _package(path: str) -> Optional[str]:
+    """The package that relative imports in the file at ``path`` start from."""
+    module, is_package, _ = module_of(path, ())
+    return (module if is_package else module.rpartition(".")[0] if module else None) or None
 
 
 def _parsed(path: str) -> Optional[ast.Module]:
