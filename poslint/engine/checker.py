@@ -216,7 +216,8 @@ def _located(findings: Iterator[Finding], facts) -> Iterator[Finding]:
     builds a fix on such a node stops there, as its fix could not edit the text at hand."""
     try:
         for finding in findings:
-            if facts.locates(finding.node):
+            # (a node of no tree, with no position, is a rule's bug: it goes on to be reported as one)
+            if facts.locates(finding.node) or not hasattr(finding.node, "lineno"):
                 yield finding
     except ForeignNode:
         return
