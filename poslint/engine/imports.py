@@ -336,6 +336,16 @@ def _imports_in(text: str, package: Optional[str]) -> Iterable[Tuple[str, Option
                 yield words[0], None
 
 
+def imported_modules(text: str, package: Optional[str]) -> Set[str]:
+    """The modules ``text`` imports by name (anywhere, a function's lazy import too), and for
+    ``from m import x`` also ``m.x``, which may be a submodule; not the packages above them."""
+    found: Set[str] = set()
+    for module, names in _imports_in(text, package):
+        found.add(module)
+        found.update(f"{module}.{name}" for name in names or () if name != "*")
+    return found
+
+
 class _Definitions:
     """What the modules of the project define, for :meth:`ProjectFiles.imports_may_matter`.
     ``used`` are the identifiers of the file asking: of a class it imports, only the methods

@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from poslint.analysis.names import absolute_module, is_test_module
+from poslint.analysis.names import is_test_module
 from poslint.engine.files import read_source
-from poslint.engine.imports import module_of
+from poslint.engine.imports import imported_modules, module_of
 
 # The rule that needs the scan: a run without it need not read every file for it.
 TF32_RULE = "POS107"
@@ -141,42 +141,34 @@ class ReducedMatmulScan:
                 if module is not None and "." in module:
                     self._modules.setdefault(module, os.path.abspath(path))
         here = os.path.abspath(setter)
-        tree = _parsed(setter) if not setter.endswith(".ipynb") else None
-        if tree is None:
+        text = _text(setter)
+        if text is None or setter.endswith(".ipynb"):
             return os.path.dirname(here), set()
         module, _, _ = module_of(setter, ())
-        runners = [(here, tree)]
-        helper = _enclosing_function(tree, line)
+        runners = [(here, text)]
+        helper = _enclosing_function(text, line)
         if helper is not None and module is not None:
             # A helper that sets it (``enable_tf32(True)``) runs where it is called: the files that
             # import it from here set it too.
-            runners += [(path, other) for path, other in self._importers_of(f"{module}.{helper}", helper)]
+            runners += self._importers_of(f"{module}.{helper}", helper)
         imported: Set[str] = set()
         for path, runner in runners:
-            imported |= self._imported_by(path, runner)
+            imported |= {self._modules[name] for name in imported_modules(runner, _package(path))
+                         if name in self._modules}
         folder = os.path.commonpath([os.path.dirname(path) for path, _ in runners] +
                                     [os.path.dirname(path) for path in imported])
         return folder, imported | {path for path, _ in runners}
 
-    def _imported_by(self, path: str, tree: ast.Module) -> Set[str]:
-        return {self._modules[name] for name in _imports_run(tree, _package(path)) if name in self._modules}
-
-    def _importers_of(self, qualified: str, name: str) -> List[Tuple[str, ast.Module]]:
-        """The files of the run (tests aside) that import ``qualified`` by its name ``name``."""
+    def _importers_of(self, qualified: str, name: str) -> List[Tuple[str, str]]:
+        """The files of the run (tests aside) that import ``qualified`` by its name ``name``, with
+        their text."""
         found = []
         for path in self.paths:
             if _is_test_file(path) or path.endswith(".ipynb"):
                 continue
-            try:
-                if name.encode() not in read_source(path):
-                    continue  # (most files never mention it: not parsed)
-            except OSError:
-                continue
-            tree = _parsed(path)
-            if tree is None:
-                continue
-            if qualified in _imports_run(tree, _package(path)):
-                found.append((os.path.abspath(path), tree))
+            text = _text(path)
+            if text is not None and name in text and qualified in imported_modules(text, _package(path)):
+                found.append((os.path.abspath(path), text))
         return found
 
 
@@ -186,41 +178,24 @@ def _package(path: str) -> Optional[str]:
     return (module if is_package else module.rpartition(".")[0] if module else None) or None
 
 
-def _parsed(path: str) -> Optional[ast.Module]:
+def _text(path: str) -> Optional[str]:
     try:
-        return ast.parse(read_source(path))
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return read_source(path).decode("utf-8", "replace")
+    except OSError:
         return None
 
 
-def _enclosing_function(tree: ast.Module, line: int) -> Optional[str]:
-    """The module-level function whose body holds ``line``, if any."""
+def _enclosing_function(text: str, line: int) -> Optional[str]:
+    """The module-level function whose body holds ``line``, if any (None for a file that does
+    not parse: the setting then counts for its own part of the tree only)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
             return node.name
     return None
-
-
-def _imports_run(tree: ast.Module, package: Optional[str]) -> Set[str]:
-    """The modules a file's code imports as it runs, in functions too (a loader's lazy import of
-    the model it loads): each named module, and for ``from m import x`` also ``m.x`` (which may be
-    a submodule). Not the packages above them, whose ``__init__`` a registry may fill with every
-    model, nor imports for type checkers only (``if TYPE_CHECKING:``)."""
-    found: Set[str] = set()
-    checking = {id(node) for test in ast.walk(tree) if isinstance(test, ast.If)
-                and (getattr(test.test, "id", None) or getattr(test.test, "attr", None)) == "TYPE_CHECKING"
-                for part in test.body for node in ast.walk(part)}
-    for node in ast.walk(tree):
-        if id(node) in checking:
-            continue
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            module = absolute_module(node, package)
-            if module is not None:
-                found.add(module)
-                found.update(f"{module}.{alias.name}" for alias in node.names if alias.name != "*")
-    return found
 
 
 def scan_reduced_matmul(paths: Sequence[str]) -> ReducedMatmulScan:
