@@ -93,6 +93,11 @@ EXPECTED = {
         # loaders keep that buffer float32. PlainRotary, held under a name not listed, is converted.
         ("keeppkg/layers.py", 24, "POS106", "upcast at use"),
     ],
+    "converted_elsewhere": [
+        # stage.py converts its Decoder to float32 in its loader: the rotary inside stays float32. Its
+        # InitDecoder is converted in __init__ only, which a user's later model.to(torch.bfloat16) undoes.
+        ("convpkg/decoder.py", 33, "POS102", "model.to(torch.bfloat16) rounds them"),
+    ],
     "star_imports": [
         # encoders.py takes torch, nn and math from imports.py by a star import; its float32 twin is silent.
         ("starpkg/encoders.py", 10, "POS105", "under a bfloat16 default dtype"),
@@ -108,7 +113,8 @@ SINGLE_FILE = {("hookpkg/base.py", "POS106"), ("rotpkg/fast.py", "POS104")}
 # Where a file alone shows more: rotary.py alone does not know how attention.py builds its classes.
 ALONE = {"flag_elsewhere": [("flagpkg/rotary.py", 20, "POS101"), ("flagpkg/rotary.py", 22, "POS102"),
                             ("flagpkg/rotary.py", 39, "POS101"), ("flagpkg/rotary.py", 40, "POS106")],
-         "kept_elsewhere": [("keeppkg/layers.py", 12, "POS106"), ("keeppkg/layers.py", 24, "POS106")]}
+         "kept_elsewhere": [("keeppkg/layers.py", 12, "POS106"), ("keeppkg/layers.py", 24, "POS106")],
+         "converted_elsewhere": [("convpkg/decoder.py", 12, "POS102"), ("convpkg/decoder.py", 33, "POS102")]}
 
 
 def _findings(cwd: Path, *args: str):
@@ -281,6 +287,8 @@ MODULE_NAMES = {
     "inherited_buffer": ["ibuf", "base", "angles", "other"],
     "kept_elsewhere": ["keeppkg", "layers", "model", "KeptRotary", "PlainRotary", "Backbone", "rotary_emb",
                        "other_rope"],
+    "converted_elsewhere": ["convpkg", "decoder", "stage", "Rotary", "Decoder", "InitRotary", "InitDecoder",
+                            "Stage", "rotary", "other", "load_weights"],
     "star_imports": ["starpkg", "imports", "encoders", "SinusoidTable", "Float32SinusoidTable"],
     "callers_elsewhere": ["phasepkg", "tables", "model", "head", "sincos_table", "resized_sincos_table",
                           "passed_sincos_table", "construction_angles", "forward_angles", "PatchEmbed", "Head"],

@@ -55,7 +55,7 @@ from poslint.analysis.lattice import (
 )
 from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, annotation_parts, bound_arguments,
-                                           ALL_ATTRS, is_autocast_off_call, is_property, is_self_attr, is_static, literal_defaults,
+                                           ALL_ATTRS, is_autocast_off_call, is_plain_object, is_property, is_self_attr, is_static, literal_defaults,
                                            held_names, lookup_instances, parameter_attrs, parameter_kinds, registration_parts,
                                            tail_name)
 from poslint.analysis import series as series_ops
@@ -1416,9 +1416,11 @@ class Interpreter:
         return frame.cls is not None and value.sort is Sort.INSTANCE and isinstance(value.payload, ClassInfo) \
             and any(c is frame.cls for c in value.payload.mro())
 
-    def _kept_float32(self, cls: ClassInfo, name: str) -> bool:
-        """Whether a model's keep-in-float32 list covers ``name`` of ``cls`` (or a base): where a
-        model of this module holds it, or one of another module of the package that imports it."""
+    def _kept_float32(self, cls: ClassInfo, name: str, seen: Optional[Set[int]] = None) -> bool:
+        """Whether ``name`` of ``cls`` (or a base) stays float32 whatever a model's conversion does:
+        a model's keep-in-float32 list names it, or the project converts the module, or one whose
+        part it is, to float32 after construction (where a class of this module holds it, or one of
+        another module of the package that imports it), or only plain objects hold the module."""
         for c in cls.mro():
             home = c.home or self
             if id(c) not in self._kept_looked_up and home.follows_imports and home.project is not None \
@@ -1427,7 +1429,15 @@ class Interpreter:
                 c.kept_float32 |= home.project.kept_float32_elsewhere(home.module_name, c.name)
             if ALL_ATTRS in c.kept_float32 or name in c.kept_float32:
                 return True
-        return False
+        # A part of modules that are all kept so (a class that one kept module and one other use is
+        # not), or of plain objects, which no model's conversion reaches.
+        seen = (seen or set()) | {id(cls)}
+        holders = [h for h in (cls.home or self).model.holders_of(cls.name) if id(h) not in seen]
+        return bool(holders) and all(is_plain_object(holder, self._base_qualname)
+                                     or self._kept_float32(holder, ALL_ATTRS, seen) for holder in holders)
+
+    def _base_qualname(self, cls: ClassInfo, node: ast.AST) -> Optional[str]:
+        return (cls.home or self).names.qualname(node)
 
     def _load_dtype(self, node: ast.AST) -> Value:
         """``config.torch_dtype``: the dtype the model was loaded in, the activations'."""
@@ -3228,6 +3238,12 @@ def _const_int_value(value: Value) -> Optional[int]:
     return None
 
 
+def _const_whole_value(value: Value) -> Optional[int]:
+    """A literal (or folded) int, or a float of a whole value, as an int."""
+    number = _const_number(value)
+    return int(number) if number is not None and float(number).is_integer() else None
+
+
 def grid_key(node: ast.AST) -> tuple:
     """In ``products``: the value is computed from the ``linspace`` made at ``node`` (a negative line)."""
     key = node_key(node)
@@ -3438,14 +3454,15 @@ def _boolean(like: Value) -> Value:
 
 
 def _arange_bounds(args: List[Value], kwargs: Dict[str, Value]) -> Optional[Tuple[int, int, int]]:
-    """``start, end, step`` of an ``arange(...)`` of literal (or folded) bounds, else None."""
+    """``start, end, step`` of an ``arange(...)`` of literal (or folded) whole bounds, else None
+    (``arange(0., width)``: float bounds of whole values give the same integers)."""
     def given(i: int, name: str, default: Optional[int]) -> Optional[int]:
         if i < len(args):
-            return _const_int_value(args[i])
-        return _const_int_value(kwargs[name]) if name in kwargs else default
+            return _const_whole_value(args[i])
+        return _const_whole_value(kwargs[name]) if name in kwargs else default
 
     if len(args) == 1 and "end" not in kwargs:
-        start, end = 0, _const_int_value(args[0])
+        start, end = 0, _const_whole_value(args[0])
     else:
         start, end = given(0, "start", 0), given(1, "end", None)
     step = given(2, "step", 1)

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.facts import WILDCARD, family_matches
-from poslint.analysis.lattice import Value
+from poslint.analysis.lattice import Prec, Value
 from poslint.analysis.subtrees import index_module, walk
 from poslint.analysis.torch_api import (ANNOTATION_KINDS, AUTOCAST_SIGNATURES, LINEAR_MODULES, CONSTRUCTION_ROOTS,
-                                        CONVERSION_HOOKS, DEVICE_ATTRIBUTES, DTYPE_ATTRIBUTES, KEEP_FLOAT32_LISTS,
-                                        MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS)
+                                        CONVERSION_HOOKS, DEVICE_ATTRIBUTES, DTYPE_ATTRIBUTES, DTYPES,
+                                        KEEP_FLOAT32_LISTS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS,
+                                        WIDENING_MODULE_CASTS, WIDENING_MODULE_MOVES)
 
 
 def _alive(ref: Optional["weakref.ref"]) -> object:
@@ -260,6 +261,38 @@ def is_property(node: ast.AST) -> bool:
     return any(tail_name(d) in ("property", "cached_property") for d in getattr(node, "decorator_list", []))
 
 
+def widened_receiver(node: ast.AST, names) -> Optional[ast.AST]:
+    """``m`` of a conversion ``m.float()``, ``m.double()``, ``m.to(..., torch.float32)`` or
+    ``m.type(torch.float64)``, which leaves the floating tensors of a module ``m`` float32 or wider."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    if node.func.attr in WIDENING_MODULE_CASTS:
+        return node.func.value if not node.args and not node.keywords else None
+    if node.func.attr not in WIDENING_MODULE_MOVES:
+        return None
+    given = [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]
+    widening = [g for g in given if DTYPES.get(names.qualname(g) or "") in (Prec.F32, Prec.F64)]
+    return node.func.value if widening else None
+
+
+# Bases that leave a class a plain Python object (no ``nn.Module``): a module it holds is no
+# registered part of any model, so a model's ``.to()`` does not reach it.
+PLAIN_BASES = frozenset({"object", "abc.ABC", "typing.Generic", "typing.Protocol"})
+
+
+def is_plain_object(cls: ClassInfo, qualname: Callable[[ClassInfo, ast.AST], Optional[str]]) -> bool:
+    """Whether ``cls`` and its bases derive from nothing but :data:`PLAIN_BASES`; ``qualname``
+    resolves a base expression in the module of the class that names it."""
+    for c in cls.mro():
+        for node in c.base_nodes:
+            target = node.value if isinstance(node, ast.Subscript) else node  # ``Generic[T]``
+            if any(base.name == tail_name(target) for base in c.bases):
+                continue  # a class of the project: the loop reaches its own bases
+            if (qualname(c, target) or tail_name(target)) not in PLAIN_BASES:
+                return False
+    return True
+
+
 def held_names(cls: ClassInfo, attr: str) -> Set[str]:
     """The names of the classes (of this file, or torch's modules that hold tensors, by qualified
     name) whose instance ``self.<attr>`` of a ``cls`` may hold."""
@@ -360,9 +393,11 @@ class ModuleModel:
         self._tables: Optional[Dict[str, List[str]]] = None
         self._factory_classes: Optional[Dict[str, Tuple[str, ...]]] = None
         self._demo: Optional[Set[int]] = None
+        self._holders: Optional[Dict[str, List[ClassInfo]]] = None
         index_module(tree)  # the subtrees that collect and compute_runtime read
         self.collect(tree, resolve_class)
         self.compute_runtime(phases_elsewhere)
+        self._keep_float32_converted()
 
     def collect(self, tree: ast.Module, resolve_class: Optional[Callable[[ast.AST], Optional[ClassInfo]]]) -> None:
         """``resolve_class``: a base class expression -> the class another module of the project
@@ -421,14 +456,52 @@ class ModuleModel:
                 for name in held if kept else ():
                     if name in self.classes:
                         self.classes[name].kept_float32 |= kept
-            for item in walk(cls.node):  # ``self.rotary_emb = Rotary(...)`` of a class imported from the project
-                if isinstance(item, ast.Assign) and isinstance(item.value, ast.Call) and \
-                        tail_name(item.value.func) not in self.class_names:
-                    qual = self.names.qualname(item.value.func)
-                    for target in item.targets if qual else ():
-                        kept = kept_under(target.attr) if is_self_attr(target) else set()
-                        if kept:
-                            self.kept_float32_imports.setdefault(qual, set()).update(kept)
+            for attr, quals in self._imported_held(cls).items():
+                kept = kept_under(attr)
+                for qual in quals if kept else ():
+                    self.kept_float32_imports.setdefault(qual, set()).update(kept)
+
+    def _keep_float32_converted(self) -> None:
+        """Mark the classes whose instances a class here converts to float32 or wider after
+        construction (``self.dit.to(device, dtype=torch.float32)`` in a loader, ``self.head.float()``
+        in a post-load hook): the project runs them so. In construction-only code such a
+        conversion keeps nothing: a user's later ``model.to(torch.bfloat16)`` converts the module again."""
+        for cls in self.classes.values():
+            converted = {receiver.attr for fn in cls.methods.values() if fn.runtime for node in walk(fn.node)
+                         for receiver in [widened_receiver(node, self.names)] if is_self_attr(receiver)}
+            for attr in converted:
+                for name in held_names(cls, attr):
+                    if name in self.classes:
+                        self.classes[name].kept_float32.add(ALL_ATTRS)
+                for qual in self._imported_held(cls).get(attr, ()):
+                    self.kept_float32_imports.setdefault(qual, set()).add(ALL_ATTRS)
+
+    def _imported_held(self, cls: ClassInfo) -> Dict[str, Set[str]]:
+        """``self.<attr> = Rotary(...)`` with a callee from another module: attr -> its qualified names."""
+        held: Dict[str, Set[str]] = {}
+        for item in walk(cls.node):
+            if isinstance(item, ast.Assign) and isinstance(item.value, ast.Call) and \
+                    tail_name(item.value.func) not in self.class_names:
+                qual = self.names.qualname(item.value.func)
+                for target in item.targets if qual else ():
+                    if is_self_attr(target):
+                        held.setdefault(target.attr, set()).add(qual)
+        return held
+
+    def holders_of(self, name: str) -> List[ClassInfo]:
+        """The classes here that build an instance of the class ``name`` of this file as a part of
+        their own: one they keep in ``self.<attr>``, or one their construction builds (into an
+        ``nn.ModuleList``, a ``Sequential``). Converting a module converts its parts."""
+        if self._holders is None:
+            self._holders = {}
+            for cls in self.classes.values():
+                parts = {part for held in cls.instance_attrs.values() for part in held}
+                parts |= {node.func.id for fn in cls.methods.values() if not fn.runtime for node in walk(fn.node)
+                          if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                          and node.func.id in self.classes}
+                for part in parts - {cls.name}:
+                    self._holders.setdefault(part, []).append(cls)
+        return self._holders.get(name, [])
 
     def disables_autocast(self, decorator: ast.AST) -> bool:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator

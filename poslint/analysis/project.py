@@ -17,6 +17,7 @@ Nothing is imported or executed: modules are read as text and parsed with :mod:`
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -56,6 +57,16 @@ class ModuleSource(Protocol):
 
     def importers(self, module: str, name: str) -> List[str]:
         """The other modules of ``module``'s top package that may use its ``name``."""
+
+
+def _may_keep_float32(text: str, cls: str) -> bool:
+    """Whether an importer's text may keep a ``cls`` float32, read before analysing it: it has a
+    keep-in-float32 list, or it converts a ``self.<attr>`` it builds a ``cls`` into to float32 or wider."""
+    if any(marker in text for marker in KEEP_FLOAT32_LISTS):
+        return True
+    held = set(re.findall(rf"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]+\.)?{re.escape(cls)}\(", text))
+    return any(re.search(rf"self\.{attr}\.(?:(?:float|double)\(\s*\)|(?:to|type)\([^()]*(?:float|double))", text)
+               for attr in held)
 
 
 def package_of(module: str, is_package: bool) -> str:
@@ -226,13 +237,14 @@ class Project:
         return self._instantiations[key]
 
     def kept_float32_elsewhere(self, module: str, cls: str) -> Set[str]:
-        """The tensors of the host ``module``'s class ``cls`` that a model of another module of the
-        package, which imports it, keeps float32 by its keep-in-float32 list (ALL_ATTRS: all)."""
+        """The tensors of the host ``module``'s class ``cls`` that a class of another module of the
+        package, which imports it, keeps float32 (ALL_ATTRS: all): by a model's keep-in-float32
+        list, or by converting the instance it holds to float32 after construction."""
         importers = [name for name in self.source.importers(module, cls) if not is_test_module(name)]
         kept: Set[str] = set()
         for importer in importers[:MAX_IMPORTERS]:
             located = self.source.find(importer)
-            if located is None or not any(marker in located[1] for marker in KEEP_FLOAT32_LISTS):
+            if located is None or not _may_keep_float32(located[1], cls):
                 continue  # (read without analysing it: most importers keep nothing)
             unit = self.unit(importer)
             if unit is not None:

@@ -29,6 +29,11 @@ CAST_METHODS = {"float": Prec.F32, "double": Prec.F64, "half": Prec.LOW, "bfloat
                 "long": Prec.INT, "int": Prec.INT, "short": Prec.INT, "bool": Prec.INT,
                 "byte": Prec.INT, "char": Prec.INT}
 
+# A module's own conversions that leave its floating tensors float32 or wider: ``m.float()``,
+# ``m.double()``, ``m.to(torch.float32)``, ``m.to(device, dtype=torch.float32)``, ``m.type(torch.float64)``.
+WIDENING_MODULE_CASTS = frozenset({"float", "double"})
+WIDENING_MODULE_MOVES = frozenset({"to", "type"})
+
 # --- operations -----------------------------------------------------------------------------
 
 # Shape, device and layout operations: same dtype, same role.

@@ -19,7 +19,10 @@ class RoundedFrequencyBuffer(Rule):
     read (in forward, by a method called just before) is not the converted one, nor is one that
     an override of `_apply`/`to`/`half` recomputes, nor one of a module that a model of the same
     file lists in `_keep_in_fp32_modules_strict` (loaders keep it float32 in every dtype; the
-    non-strict list only for float16 loads). The frequencies may be read through a `@property`.
+    non-strict list only for float16 loads), nor one of a module that the project converts to
+    float32 after construction, or of a part of one (`self.decoder.to(device, dtype=torch.float32)`
+    in a loader; a conversion in `__init__` is undone by a user's later one). The frequencies may
+    be read through a `@property`.
 
     Where the code gives the range (a literal grid, a configuration class's default such as
     `max_position_embeddings` or `image_size // patch_size`, a count such as `torch.full((1,),
