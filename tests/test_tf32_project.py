@@ -129,6 +129,46 @@ def test_a_setting_reaches_its_part_of_the_tree(project):
     assert path.endswith("model.py") and "tf32.py sets allow_tf32 on line 5" in message
 
 
+def test_a_model_that_sets_it_reaches_only_what_it_runs(project):
+    # A model server: one model turns TF32 on for its own worker process. Under the old reach, the
+    # folder holding it and the shared module it imports (pkg/) took in every other model.
+    (project / "train.py").unlink()
+    for folder in ("pkg", "pkg/rotary", "pkg/voice"):
+        (project / folder).mkdir()
+        (project / folder / "__init__.py").write_text("", encoding="utf-8")
+    shutil.move(project / "model.py", project / "pkg" / "rotary" / "model.py")
+    (project / "pkg" / "common.py").write_text("WIDTH = 4\n", encoding="utf-8")
+    (project / "pkg" / "base.py").write_text("from torch import nn\n\n\nclass Base(nn.Module):\n    pass\n",
+                                             encoding="utf-8")
+    decoder = project / "pkg" / "voice" / "decoder.py"
+    model = ("import torch\nfrom torch import nn\nfrom pkg import common\n\n\nclass Decoder(nn.Module):\n"
+             "    def __init__(self):\n        super().__init__()\n        torch.set_float32_matmul_precision('high')\n")
+    decoder.write_text(model, encoding="utf-8")
+    assert pos107("--no-cache", ".") == []
+    # ... a model deriving from the project's own base module alike
+    decoder.write_text(model.replace("from pkg import common", "from pkg.base import Base")
+                       .replace("Decoder(nn.Module)", "Decoder(Base)"), encoding="utf-8")
+    assert pos107("--no-cache", ".") == []
+    # ... and a helper that only the model calls
+    helper = ("import torch\nfrom torch import nn\nfrom pkg import common\n\n\ndef _enable():\n"
+              "    torch.backends.cuda.matmul.allow_tf32 = True\n\n\nclass Decoder(nn.Module):\n"
+              "    def forward(self, x):\n        _enable()\n        return x\n")
+    decoder.write_text(helper, encoding="utf-8")
+    assert pos107("--no-cache", ".") == []
+    # The model reaches what it imports.
+    decoder.write_text(model.replace("from pkg import common", "from pkg.rotary import model"), encoding="utf-8")
+    [(path, message)] = pos107("--no-cache", ".")
+    assert path.endswith("model.py") and "decoder.py sets set_float32_matmul_precision on line 9" in message
+    # Near-misses: the helper also run at import, or the setting in a class that is no module
+    # (a trainer of whatever model it is given), reaches the folder as a launcher does.
+    decoder.write_text(helper + "\n\n_enable()\n", encoding="utf-8")
+    [(path, message)] = pos107("--no-cache", ".")
+    assert "decoder.py sets allow_tf32 on line 7" in message
+    decoder.write_text(model.replace("Decoder(nn.Module)", "Trainer"), encoding="utf-8")
+    [(path, message)] = pos107("--no-cache", ".")
+    assert "decoder.py sets set_float32_matmul_precision on line 9" in message
+
+
 def test_assume_tf32_reports_without_a_setting(project):
     (project / "train.py").unlink()
     assert pos107("--no-cache", ".") == []

@@ -27,7 +27,9 @@ built through a registry no import shows). A helper function that sets it runs w
 called, so each file that imports it counts as setting it too (``enable_tf32()`` in
 ``pkg/utils/``, called from ``pkg/training_args.py``). One model's loader in a multi-model server,
 or a vendored project's training script, reaches its own part of the tree, not the other models
-(a registry that imports them all is not followed further: the loader runs one).
+(a registry that imports them all is not followed further: the loader runs one). A setting in a
+torch module's own code (a model that sets it when it is built or run) reaches that model's file
+and what it imports, no folder around them: the process that builds it runs that model.
 """
 
 from __future__ import annotations
@@ -40,10 +42,13 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from poslint.analysis.names import is_test_module
+from poslint.analysis.names import ImportResolver, is_test_module
 from poslint.engine.files import read_source
 from poslint.engine.imports import imported_modules, module_of
 
+# Bases that make a class a torch module, and how many project bases deep a class is followed to one.
+TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+_MAX_BASE_DEPTH = 4
 # The rule that needs the scan: a run without it need not read every file for it.
 TF32_RULE = "POS107"
 # The reason given when no file sets it but the configuration says to assume it.
@@ -151,6 +156,13 @@ class ReducedMatmulScan:
             # A helper that sets it (``enable_tf32(True)``) runs where it is called: the files that
             # import it from here set it too.
             runners += self._importers_of(f"{module}.{helper}", helper)
+        calls = _call_lines(text, helper) if helper is not None and len(runners) == 1 else [line]
+        if calls and all(self._in_model_class(here, text, at) for at in calls):
+            # Set by a model when it is built or run (itself, or through a helper only it calls):
+            # its process runs that model, which is its file and what that imports (a model
+            # server runs one model per process).
+            return here, {here} | {self._modules[name] for name in imported_modules(text, _package(here))
+                                   if name in self._modules}
         imported: Set[str] = set()
         for path, runner in runners:
             imported |= {self._modules[name] for name in imported_modules(runner, _package(path))
@@ -158,6 +170,35 @@ class ReducedMatmulScan:
         folder = os.path.commonpath([os.path.dirname(path) for path, _ in runners] +
                                     [os.path.dirname(path) for path in imported])
         return folder, imported | {path for path, _ in runners}
+
+    def _in_model_class(self, path: str, text: str, line: int) -> bool:
+        """Whether ``line`` of the file at ``path`` lies in a class that is a torch module (one
+        deriving from ``nn.Module``, in that file or through the project's modules)."""
+        tree = _parsed(text)
+        enclosing = next((node for node in tree.body if isinstance(node, ast.ClassDef)
+                          and node.lineno <= line <= (node.end_lineno or 0)), None) if tree else None
+        return enclosing is not None and self._is_torch_module(enclosing, tree, path, depth=0)
+
+    def _is_torch_module(self, cls: ast.ClassDef, tree: ast.Module, path: str, depth: int) -> bool:
+        if depth > _MAX_BASE_DEPTH:
+            return False
+        names = ImportResolver(tree, package=_package(path))
+        local = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+        for base in cls.bases:
+            qualified = names.qualname(base)
+            if qualified in TORCH_MODULE_BASES:
+                return True
+            if isinstance(base, ast.Name) and base.id in local and local[base.id] is not cls:
+                if self._is_torch_module(local[base.id], tree, path, depth + 1):
+                    return True
+            elif qualified and qualified.rpartition(".")[0] in self._modules:
+                where = self._modules[qualified.rpartition(".")[0]]
+                other = _parsed(_text(where) or "")
+                found = next((node for node in other.body if isinstance(node, ast.ClassDef)
+                              and node.name == qualified.rpartition(".")[2]), None) if other else None
+                if found is not None and self._is_torch_module(found, other, where, depth + 1):
+                    return True
+        return False
 
     def _importers_of(self, qualified: str, name: str) -> List[Tuple[str, str]]:
         """The files of the run (tests aside) that import ``qualified`` by its name ``name``, with
@@ -185,12 +226,25 @@ def _text(path: str) -> Optional[str]:
         return None
 
 
+def _parsed(text: str) -> Optional[ast.Module]:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _call_lines(text: str, function: str) -> List[int]:
+    """The lines of the file's calls of its module-level function ``function``."""
+    tree = _parsed(text)
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name) and node.func.id == function] if tree else []
+
+
 def _enclosing_function(text: str, line: int) -> Optional[str]:
     """The module-level function whose body holds ``line``, if any (None for a file that does
     not parse: the setting then counts for its own part of the tree only)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(text)
+    if tree is None:
         return None
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
