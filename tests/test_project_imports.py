@@ -93,9 +93,16 @@ EXPECTED = {
         # loaders keep that buffer float32. PlainRotary, held under a name not listed, is converted.
         ("keeppkg/layers.py", 24, "POS106", "upcast at use"),
     ],
+    "classmethod_builder": [
+        # driver.py's constructor loads the model through its from_pretrained classmethod, whose
+        # cls(...) builds the model and runs no forward: forward's positions (a true division) keep
+        # the float32 default. (Binding cls as an instance once called forward at construction.)
+        ("ttspkg/model.py", 18, "POS106", "upcast at use"),
+    ],
     "converted_elsewhere": [
         # stage.py converts its Decoder to float32 in its loader: the rotary inside stays float32. Its
         # InitDecoder is converted in __init__ only, which a user's later model.to(torch.bfloat16) undoes.
+        # rope.py's rotary is held by a plain Grid, which tower.py's module builds: no conversion reaches it.
         ("convpkg/decoder.py", 33, "POS102", "model.to(torch.bfloat16) rounds them"),
     ],
     "star_imports": [
@@ -114,7 +121,9 @@ SINGLE_FILE = {("hookpkg/base.py", "POS106"), ("rotpkg/fast.py", "POS104")}
 ALONE = {"flag_elsewhere": [("flagpkg/rotary.py", 20, "POS101"), ("flagpkg/rotary.py", 22, "POS102"),
                             ("flagpkg/rotary.py", 39, "POS101"), ("flagpkg/rotary.py", 40, "POS106")],
          "kept_elsewhere": [("keeppkg/layers.py", 12, "POS106"), ("keeppkg/layers.py", 24, "POS106")],
-         "converted_elsewhere": [("convpkg/decoder.py", 12, "POS102"), ("convpkg/decoder.py", 33, "POS102")]}
+         "classmethod_builder": [("ttspkg/model.py", 18, "POS106")],
+         "converted_elsewhere": [("convpkg/decoder.py", 12, "POS102"), ("convpkg/decoder.py", 33, "POS102"),
+                                 ("convpkg/rope.py", 11, "POS101"), ("convpkg/rope.py", 11, "POS102")]}
 
 
 def _findings(cwd: Path, *args: str):
@@ -287,8 +296,11 @@ MODULE_NAMES = {
     "inherited_buffer": ["ibuf", "base", "angles", "other"],
     "kept_elsewhere": ["keeppkg", "layers", "model", "KeptRotary", "PlainRotary", "Backbone", "rotary_emb",
                        "other_rope"],
+    "classmethod_builder": ["ttspkg", "model", "driver", "frame_positions", "Rotary", "SpeechLM", "Driver",
+                            "from_pretrained", "audio_start", "rotary", "speak"],
     "converted_elsewhere": ["convpkg", "decoder", "stage", "Rotary", "Decoder", "InitRotary", "InitDecoder",
-                            "Stage", "rotary", "other", "load_weights"],
+                            "Stage", "rotary", "other", "load_weights", "rope", "tower", "AxialRotary", "Grid",
+                            "Tower", "freqs"],
     "star_imports": ["starpkg", "imports", "encoders", "SinusoidTable", "Float32SinusoidTable"],
     "callers_elsewhere": ["phasepkg", "tables", "model", "head", "sincos_table", "resized_sincos_table",
                           "passed_sincos_table", "construction_angles", "forward_angles", "PatchEmbed", "Head"],

@@ -55,7 +55,7 @@ from poslint.analysis.lattice import (
 )
 from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, annotation_parts, bound_arguments,
-                                           ALL_ATTRS, is_autocast_off_call, is_plain_object, is_property, is_self_attr, is_static, literal_defaults,
+                                           ALL_ATTRS, is_autocast_off_call, is_classmethod, is_plain_object, is_property, is_self_attr, is_static, literal_defaults,
                                            held_names, lookup_instances, parameter_attrs, parameter_kinds, registration_parts,
                                            tail_name)
 from poslint.analysis import series as series_ops
@@ -648,7 +648,8 @@ class Interpreter:
             cls = dispatch or fn.cls
             built = self_value.payload_key if self_value is not None and self_value.sort is Sort.INSTANCE \
                 and self_value.payload is cls and isinstance(self_value.payload_key, tuple) else cls.name
-            env[positional[0].arg] = Value(sort=Sort.INSTANCE, payload=cls, payload_key=built)
+            env[positional[0].arg] = Value(sort=Sort.CALLABLE, payload=cls, payload_key=("class", cls.name)) \
+                if is_classmethod(fn.node) else Value(sort=Sort.INSTANCE, payload=cls, payload_key=built)
             positional, defaults = positional[1:], defaults[1:]
         default_frame = Frame(None, dict(self.globals), runtime=False, autocast_off=False,
                               default=self._default_dtype())
@@ -1430,13 +1431,26 @@ class Interpreter:
             if ALL_ATTRS in c.kept_float32 or name in c.kept_float32:
                 return True
         # A part of modules that are all kept so (a class that one kept module and one other use is
-        # not), or of plain objects, which no model's conversion reaches.
+        # not), or of plain objects inside models, which no model's conversion reaches.
         seen = (seen or set()) | {id(cls)}
         holders = [h for h in (cls.home or self).model.holders_of(cls.name) if id(h) not in seen]
-        return bool(holders) and all(is_plain_object(holder, self._base_qualname)
-                                     or self._kept_float32(holder, ALL_ATTRS, seen) for holder in holders)
+        return bool(holders) and all(self._shields(holder) or self._kept_float32(holder, ALL_ATTRS, seen)
+                                     for holder in holders)
 
-    def _base_qualname(self, cls: ClassInfo, node: ast.AST) -> Optional[str]:
+    def _shields(self, holder: ClassInfo) -> bool:
+        """Whether ``holder`` is a plain object (no ``nn.Module``) that a torch module keeps or
+        builds: what it holds is no registered part of that module, so converting the model leaves
+        it alone. A plain object no module holds (a trainer) holds a model that users convert."""
+        if not is_plain_object(holder, self.base_qualname):
+            return False
+        home = holder.home or self
+        if any(not is_plain_object(h, self.base_qualname) for h in home.model.holders_of(holder.name)):
+            return True
+        return bool(home.follows_imports and home.project is not None and home.module_name
+                    and home.project.built_by_modules_elsewhere(home.module_name, holder.name))
+
+    def base_qualname(self, cls: ClassInfo, node: ast.AST) -> Optional[str]:
+        """What a base expression of ``cls`` names, in the module that defines ``cls``."""
         return (cls.home or self).names.qualname(node)
 
     def _load_dtype(self, node: ast.AST) -> Value:

@@ -252,6 +252,11 @@ def is_static(node: ast.AST) -> bool:
     return False
 
 
+def is_classmethod(node: ast.AST) -> bool:
+    """A method whose first parameter is its class (``cls(...)`` builds an instance; it runs no forward)."""
+    return any(tail_name(d) == "classmethod" for d in getattr(node, "decorator_list", []))
+
+
 # In ``ClassInfo.kept_float32``: every tensor of the class.
 ALL_ATTRS = "*"
 
@@ -487,6 +492,14 @@ class ModuleModel:
                     if is_self_attr(target):
                         held.setdefault(target.attr, set()).add(qual)
         return held
+
+    def builders_of_import(self, qual: str) -> List[ClassInfo]:
+        """The classes here that keep or build at construction an instance of another module's
+        class ``qual``, as ``holders_of`` for one of this file."""
+        return [cls for cls in self.classes.values()
+                if any(qual in quals for quals in self._imported_held(cls).values())
+                or any(isinstance(node, ast.Call) and self.names.qualname(node.func) == qual
+                       for fn in cls.methods.values() if not fn.runtime for node in walk(fn.node))]
 
     def holders_of(self, name: str) -> List[ClassInfo]:
         """The classes here that build an instance of the class ``name`` of this file as a part of

@@ -27,7 +27,7 @@ from poslint.analysis.facts import ModuleFacts
 from poslint.analysis.interpreter import Interpreter
 from poslint.analysis.lattice import Value
 from poslint.analysis.names import NOT_FIRST_PARTY, ImportResolver, is_test_module
-from poslint.analysis.object_model import ClassInfo
+from poslint.analysis.object_model import ClassInfo, is_plain_object
 from poslint.analysis.subtrees import index_module
 from poslint.analysis.torch_api import KEEP_FLOAT32_LISTS
 from poslint.core.source import LineIndex
@@ -250,6 +250,23 @@ class Project:
             if unit is not None:
                 kept |= unit.interpreter.model.kept_float32_imports.get(f"{module}.{cls}", set())
         return kept
+
+    def built_by_modules_elsewhere(self, module: str, cls: str) -> bool:
+        """Whether a torch module of another module of the package, which imports the host
+        ``module``'s class ``cls``, keeps or builds an instance of it (``self.rope = Rope2D(...)``)."""
+        importers = [name for name in self.source.importers(module, cls) if not is_test_module(name)]
+        for importer in importers[:MAX_IMPORTERS]:
+            located = self.source.find(importer)
+            if located is None or f"{cls}(" not in located[1]:
+                continue  # (read without analysing it: it names the class but builds none)
+            unit = self.unit(importer)
+            if unit is None:
+                continue
+            interpreter = unit.interpreter
+            if any(not is_plain_object(holder, interpreter.base_qualname)
+                   for holder in interpreter.model.builders_of_import(f"{module}.{cls}")):
+                return True
+        return False
 
     def _instantiations_in_importers(self, module: str, cls: str, init: ast.AST):
         # A package's tests build every configuration on purpose; its models build the ones it runs.

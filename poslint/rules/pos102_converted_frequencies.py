@@ -25,7 +25,7 @@ class LowPrecisionFrequencies(Rule):
     frequencies. A buffer of a module that the project converts to float32 after construction, or
     of a part of one (`self.decoder.to(device, dtype=torch.float32)` in a loader or a post-load
     hook), is not reported: the project runs that module in float32; nor is one of a module that
-    only plain Python objects hold (no registered part of a model). A cast of whole numbers below 257
+    only plain Python objects inside models hold (no registered part of them). A cast of whole numbers below 257
     (harmonic orders `torch.arange(1, 5, dtype=x.dtype)`, NaN flags built from `torch.isnan`) is
     not reported: bfloat16 holds them exactly, so the cast rounds nothing.
 
