@@ -1093,6 +1093,10 @@ class Interpreter:
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = value.payload if value.sort is Sort.TUPLE and isinstance(value.payload, tuple) else None
             star = next((i for i, elt in enumerate(target.elts) if isinstance(elt, ast.Starred)), None)
+            if star is None and elements is not None and isinstance(value_node, (ast.Tuple, ast.List)):
+                # ``b, d, device, dtype = *x.shape, x.device, x.dtype``: the value's own star spreads
+                # over the names at its place; those after it take the last elements, from the end
+                star = next((i for i, part in enumerate(value_node.elts) if isinstance(part, ast.Starred)), None)
             for i, elt in enumerate(target.elts):
                 if isinstance(elt, ast.Starred):
                     self.assign(elt.value, UNKNOWN, frame, None)
