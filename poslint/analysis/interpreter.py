@@ -873,6 +873,7 @@ class Interpreter:
             self.eval(stmt.test, frame)
             frame.env.update(self._guard_narrowing(stmt.test, frame)[0])
             frame.env.update(self._isinstance_narrowing(stmt.test))
+            frame.env.update(self._bound_narrowing(stmt.test, frame))
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             iterated = self.eval(stmt.iter, frame)
             element = Value(sort=Sort.PYINT, roles=frozenset({Role.FREQ_INDEX})) \
@@ -997,6 +998,26 @@ class Interpreter:
         if names and names <= {"int", "float"}:
             return {test.args[0].id: Value(sort=Sort.PYFLOAT if names == {"float"} else Sort.OTHER)}
         return {}
+
+    def _bound_narrowing(self, test: ast.AST, frame: Frame) -> Dict[str, Value]:
+        """What an asserted bound proves of a count: past ``assert n <= self.max_len`` (a literal,
+        or a default the code gives), ``n`` is at most that."""
+        tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        bounded: Dict[str, Value] = {}
+        for part in tests:
+            if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
+                continue
+            op, left, right = part.ops[0], part.left, part.comparators[0]
+            if isinstance(op, (ast.Gt, ast.GtE)):
+                op, left, right = (ast.Lt() if isinstance(op, ast.Gt) else ast.LtE()), right, left
+            if not (isinstance(op, (ast.Lt, ast.LtE)) and isinstance(left, ast.Name) and left.id in frame.env):
+                continue
+            bound = _const_whole_value(self.eval(right, frame))
+            count = frame.env[left.id]
+            if bound is not None and count.sort in (Sort.PYINT, Sort.OTHER) and _const_number(count) is None:
+                top = bound if isinstance(op, ast.LtE) else bound - 1
+                bounded[left.id] = count.with_(sort=Sort.PYINT, magnitude=float(max(top, 0)))
+        return bounded
 
     def _guard_narrowing(self, test: ast.AST, frame: Frame) -> List[Dict[str, Value]]:
         """What a dtype test proves in each branch: the names and ``self.<attr>``s it tests are
@@ -2721,6 +2742,9 @@ class Interpreter:
         dtype = self._dtype_arg(kwargs, node)
         bounds = args + [kwargs[k] for k in ("start", "end", "step") if k in kwargs]
         literal_bounds = _arange_bounds(args, kwargs)
+        if literal_bounds is None and len(args) == 1 and not kwargs.keys() & {"start", "end", "step"} \
+                and args[0].sort is Sort.PYINT and args[0].magnitude is not None:
+            literal_bounds = (0, int(args[0].magnitude), 1)  # ``arange(n)`` of a count the code bounds
         extra = dict(ndim=1, axis=-1, relative=False, thin=True, extent=_arange_extent(literal_bounds),
                      interval=_arange_interval(args, kwargs),
                      grids=frozenset({node_key(node)}),

@@ -589,9 +589,16 @@ class ModuleModel:
         if isinstance(stmt, ast.AnnAssign):
             name = tail_name(stmt.annotation)
             return (name,) if name in self.class_names else ()
-        if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
+        if not isinstance(stmt, ast.Assign):
             return ()
-        func = stmt.value.func
+        return self._built_classes(stmt.value)
+
+    def _built_classes(self, value: ast.AST) -> Tuple[str, ...]:
+        if isinstance(value, ast.IfExp):  # ``Rotary(d) if use_rotary else None``: either branch's
+            return tuple(dict.fromkeys(self._built_classes(value.body) + self._built_classes(value.orelse)))
+        if not isinstance(value, ast.Call):
+            return ()
+        func = value.func
         if isinstance(func, ast.Name) and func.id in self.class_names:
             return (func.id,)
         if self.names.qualname(func) in LINEAR_MODULES:

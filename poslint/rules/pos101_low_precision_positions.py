@@ -26,7 +26,8 @@ class LowPrecisionPositions(Rule):
     The message assumes 8192 positions unless the code gives the grid's size: a literal
     (`torch.arange(24 * 24)`, a count held by `torch.full((1,), n)`), or the default of the
     configuration class a parameter is annotated with (`config.image_size // config.patch_size`,
-    `config.max_position_embeddings`, `config.default_num_delay_tokens`). Then it
+    `config.max_position_embeddings`, `config.default_num_delay_tokens`), or a bound the code
+    asserts on the count (`assert seq_len <= self.text_max_seq_len`). Then it
     counts that grid's distinct values, and a grid of at most 257 positions, exact in bfloat16,
     is not reported. One axis of an image's grid sized at run time (row and column positions
     whose angles are concatenated, written into alternate channels, or stacked as coordinates) is

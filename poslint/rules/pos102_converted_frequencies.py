@@ -30,7 +30,8 @@ class LowPrecisionFrequencies(Rule):
     not reported: bfloat16 holds them exactly, so the cast rounds nothing.
 
     Where the code gives the range (a literal grid, a configuration class's default such as
-    `max_position_embeddings` or `image_size // patch_size`, a count such as `torch.full((1,),
+    `max_position_embeddings` or `image_size // patch_size`, a count bounded by an `assert`
+    (`assert seq_len <= self.text_max_seq_len`), a count such as `torch.full((1,),
     config.num_delay_tokens)`, positions normalised by their total: `counts / counts.sum()`, within
     [-1, 1]), the message computes the angle error at the last position, and a
     range short enough that the rounded frequencies move its angles by less than 0.03 rad is not

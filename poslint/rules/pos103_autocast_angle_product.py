@@ -32,7 +32,8 @@ class AutocastAngleProduct(Rule):
     that a base class from another module calls (nothing in the file shows whether it runs at
     construction or in forward). Lazy cache rebuilds reached from forward are reported.
 
-    Where the code gives the range (a literal grid, a configuration class's default), the message
+    Where the code gives the range (a literal grid, a configuration class's default, a count bounded
+    by an `assert`), the message
     counts the distinct positions of that grid; a grid of at most 257 positions is exact in
     bfloat16, so only the rounded frequencies and the bfloat16 product count, and it is not
     reported when they move its angles by less than 0.03 rad (with the code's own frequency table

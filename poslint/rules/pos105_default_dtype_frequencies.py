@@ -29,7 +29,8 @@ class DefaultDtypeFrequencies(Rule):
     `set_default_tensor_type` or a loader's wrapper of them).
 
     Where the code gives the range (a literal grid, a configuration class's default such as
-    `max_position_embeddings` or `image_size // patch_size`, a count such as `torch.full((1,),
+    `max_position_embeddings` or `image_size // patch_size`, a count bounded by an `assert`
+    (`assert seq_len <= self.text_max_seq_len`), a count such as `torch.full((1,),
     config.num_delay_tokens)`), the message computes the angle error at the last position, and a
     range short enough that the rounded frequencies move its angles by less than 0.03 rad is not
     reported. The estimate uses the code's own frequency table where its dim and base are literals
