@@ -361,6 +361,9 @@ def merge(a: Value, b: Value) -> Value:
         else:
             return UNKNOWN
     worse, other = (a, b) if _MERGE_RANK[a.prec] >= _MERGE_RANK[b.prec] else (b, a)
+    if worse.prec is other.prec and worse.origin is not None and other.origin is not None \
+            and worse.origin.float16 and not other.origin.float16:
+        worse, other = other, worse  # float16 on one path, bfloat16 on another: bfloat16 rounds more
     # Paths that disagree are often correlated (``if full:`` ... ``if not full: return``): unknown.
     relative = a.relative if a.relative == b.relative else None
     same_key = a.payload_key == b.payload_key

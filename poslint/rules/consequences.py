@@ -262,13 +262,16 @@ def rounded_continuous_positions(magnitude: float, factor, float16: bool = False
             f"{'float16' if float16 else 'bfloat16'}: they move by up to {step:.2g}{angles}")
 
 
-def unknown_kind(extent) -> str:
-    """What bfloat16 does to positions of unknown kind below ``extent`` (None: unknown)."""
-    if extent is None or extent > 1 << 20:
+def unknown_kind(extent, float16: bool = False) -> str:
+    """What bfloat16 (or ``float16``) does to positions of unknown kind below ``extent`` (None: unknown)."""
+    if not float16 and (extent is None or extent > 1 << 20):
         return UNKNOWN_KIND
-    distinct = len({bf16(k) for k in range(extent)})
-    return (f"they keep 8 significant bits in bfloat16: integers up to {extent - 1} collide past 256 ({distinct} of "
-            f"{extent} stay distinct), coordinates lose up to 0.4% of their value")
+    bits, name, exact, share, rounded = (11, "float16", 2048, "0.05%", fp16) if float16 else (8, "bfloat16", 256, "0.4%", bf16)
+    count = ASSUMED_POSITIONS if extent is None or extent > 1 << 20 else extent
+    distinct = len({rounded(k) for k in range(count)})
+    integers = f"integers up to {count - 1}" if extent is not None else "integer positions"
+    return (f"they keep {bits} significant bits in {name}: {integers} collide past {exact} ({distinct} of "
+            f"{count} stay distinct), coordinates lose up to {share} of their value")
 
 
 def distinct_positions(extent, float16: bool = False) -> str:

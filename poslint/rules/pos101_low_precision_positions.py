@@ -158,10 +158,11 @@ class Rotary(torch.nn.Module):
                 if origin.prec is Prec.DEFAULT and node_key(product.node) in learned:
                     continue  # angles built into a trained parameter's initial value (a default at construction)
                 said = random_frequencies(float16=origin.float16) if relative else consequence
-                if origin.float16 and product.positions.has(Role.POSITIONS):
+                if origin.float16 and not relative:
                     if extent is not None and extent <= FP16_EXACT_UP_TO + 1:
                         continue  # float16 holds these integers exactly
-                    said = distinct_positions(extent, float16=True)
+                    said = distinct_positions(extent, float16=True) if product.positions.has(Role.POSITIONS) \
+                        else unknown_kind(extent, float16=True)
                 yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{said}",
                               positions_fix(facts, product, origin.node))
 
