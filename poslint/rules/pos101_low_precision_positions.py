@@ -37,7 +37,8 @@ class LowPrecisionPositions(Rule):
     below 257 that tests build (NaN flags: `(torch.isnan(x) * -2.0 + torch.isinf(x) * 4.0).to(x.dtype)`,
     a bool tensor is 0 or 1): the cast itself loses nothing. A cast to float16 (`.half()`, `dtype=torch.float16`) is judged by float16's 11 bits:
     a grid of at most 2049 positions is exact there, and the message counts what float16 keeps
-    (4097 of 8192). Continuous positions whose range the code bounds (`torch.linspace(-1, 1, n)`,
+    (4097 of 8192); a dtype that is float16 on one path and bfloat16 on another (a precision
+    setting) is counted, and named, as bfloat16. Continuous positions whose range the code bounds (`torch.linspace(-1, 1, n)`,
     a running count divided by its total: `counts / counts.sum(-1, keepdim=True)`,
     `(y - 0.5) / (y[:, -1:] + eps)`, and such values times or plus a literal: `1000 * t`,
     `* 2 * math.pi`) are judged by their angles instead: 16 bits move a value by up to half a
