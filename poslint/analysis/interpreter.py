@@ -34,6 +34,7 @@ from poslint.analysis.lattice import (
     FP16_EXACT_UP_TO,
     ONE_VALUE_KEYS,
     FROZEN_PARAMETER,
+    MODULE_CONSTANT,
     PHASE,
     SCALED_BY_INPUT,
     UNIFORM_DRAW,
@@ -563,7 +564,11 @@ class Interpreter:
                 self.exec_stmt(stmt, frame)
             except _Return:
                 break
-        self.globals = dict(frame.env)
+        # A table the module fixes (``BINS = np.linspace(0, 2 * np.pi, 25)``): what it computes
+        # from it does not grow with any input.
+        self.globals = {name: value.with_(products=value.products | {MODULE_CONSTANT})
+                        if value.sort is Sort.OTHER and value.payload is None and not value.roles else value
+                        for name, value in frame.env.items()}
 
     def _default_dtype(self, fn: Optional[FunctionInfo] = None) -> Value:
         """What "the default dtype" means where ``fn`` starts (module level for None).
@@ -1694,7 +1699,9 @@ class Interpreter:
         if not value.is_tensor:
             if value.roles:  # a Python list of slopes, say
                 return value
-            return UNKNOWN
+            # (a slice of a table the module fixes is one too)
+            return UNKNOWN.with_(products=value.products & {MODULE_CONSTANT}) if MODULE_CONSTANT in value.products \
+                else UNKNOWN
         ndim, axis = _index_axes(value, node.slice)
         # A grid's or running count's last entry (``counts[:, -1:]``) is its largest: a total.
         total = value.has(Role.POSITIONS) and _takes_last(node.slice)
@@ -1848,7 +1855,8 @@ class Interpreter:
             # A product's own site too: an operand unknown in this round (a buffer that construction
             # registers) may be a tensor in the next one, where cos/sin confirm the product.
             trace = left.recent | right.recent | ({node_key(node)} if isinstance(op, ast.Mult) else set())
-            return NUMBER_LIKE.with_(roles=combined_roles(op, left, right), recent=frozenset(trace))
+            return NUMBER_LIKE.with_(roles=combined_roles(op, left, right), recent=frozenset(trace),
+                                     products=(left.products | right.products) & {MODULE_CONSTANT})
         # ``base ** (arange(0, d, 2) / d)`` with ``base`` untyped (a parameter, a config field): a
         # number, or a 0-dim tensor, neither of which widens the floating exponent's dtype.
         untyped_base = isinstance(op, ast.Pow) and left.sort is Sort.OTHER and right.is_tensor \
@@ -2587,7 +2595,7 @@ class Interpreter:
             if data.sort is Sort.PYFLOAT or data.prec in (Prec.UNKNOWN,) and data.roles:
                 return self.default_tensor(node, frame, "torch.tensor(...) of Python floats").with_(
                     roles=data.roles, ndim=0 if data.sort is Sort.PYFLOAT else None)
-            return tensor(Prec.UNKNOWN, roles=data.roles, products=data.products & NOT_POSITIONAL)
+            return tensor(Prec.UNKNOWN, roles=data.roles, products=data.products & (NOT_POSITIONAL | {MODULE_CONSTANT}))
         if name == "logspace":
             base = kwargs.get("base", args[3] if len(args) > 3 else UNKNOWN)
             value = self._creation_value(node, name, args, kwargs, frame, roles_from=None,
@@ -3152,7 +3160,8 @@ class Interpreter:
         if value.payload_key and isinstance(value.payload_key, tuple) and value.payload_key[0] == "complex-buffer":
             after = after.with_(payload=None, payload_key=None)
         if record and not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and prec.may_be_16bit \
-                and not value.products & NOT_POSITIONAL and not _holds_one_value(value) and value.series is None:
+                and not value.products & (NOT_POSITIONAL | {MODULE_CONSTANT}) and not _holds_one_value(value) \
+                and value.series is None:
             # A value of unknown role (angles from another module) cast to 16 bits: if the cast
             # goes straight into both cos and sin, what was cast were angles. Random draws and
             # phases made here are not: nothing positional is in them; nor is a tensor of one

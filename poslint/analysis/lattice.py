@@ -85,6 +85,9 @@ SCALED_BY_INPUT = (-6, -6, -6, -6)
 # In ``Value.products``: made by ``full(shape, x)``, one value across its shape (a time step, a
 # decoding position): it varies along no axis except by what a grid adds to it.
 ONE_VALUE_FILL = (-7, -7, -7, -7)
+# In ``Value.products``: computed from a module-level constant that is no tensor (a numpy table of
+# angle bins, a list of floats): values the code fixes, which no sequence length makes grow.
+MODULE_CONSTANT = (-8, -8, -8, -8)
 # In ``Value.products``: a random matrix drawn with more rows than coordinates have axes
 # (``randn(256, d)``): ``x @ w`` with it maps activations, as a wide ``nn.Linear`` does.
 WIDE_RANDOM_DRAW = (-3, -3, -3, -3)

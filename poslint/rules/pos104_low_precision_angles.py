@@ -21,7 +21,10 @@ class LowPrecisionAngles(Rule):
     that later construction steps write back (a scaling of the same buffer). A random draw
     (torch's or numpy's) or a phase (`atan2`, `angle()`, within [-pi, pi]) cast and fed to cos
     and sin is not angles of positions, and neither is a value scaled on its way to them
-    (`sin(t * pi / 2)` of a timestep cast to 16 bits is a phase of at most a quarter turn).
+    (`sin(t * pi / 2)` of a timestep cast to 16 bits is a phase of at most a quarter turn), nor
+    a table computed from the module's own constants (angle-bin centres from a module-level
+    `np.linspace(0, 2 * np.pi, 25)`, in its file or imported from the project): no sequence
+    length makes it grow.
     Values that a rotary kernel also takes as its cos/sin tables (flash-attn's
     `apply_rotary_emb(x, cos, sin)`) are cos/sin values, whatever else takes their cos.
     Where the code gives the positions' range (a literal grid, a configuration class's defaults
