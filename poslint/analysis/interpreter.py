@@ -58,7 +58,7 @@ from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, annotation_parts, bound_arguments,
                                            ALL_ATTRS, is_autocast_off_call, is_classmethod, is_plain_object, is_property, is_self_attr, is_static, literal_defaults,
                                            held_names, lookup_instances, parameter_attrs, parameter_kinds, registration_parts,
-                                           tail_name)
+                                           is_none, tail_name)
 from poslint.analysis import series as series_ops
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
@@ -678,6 +678,10 @@ class Interpreter:
                 if literal is not None and (not elsewhere or default is not None or
                                             isinstance(literal.payload_key, bool)):
                     return literal
+            if instantiated is not None and not elsewhere:
+                module = self._passed_module(instantiated.get(param.arg, ()), default_frame)
+                if module is not None:
+                    return module
             if default is None:
                 return self._unbound_param(fn, param)
             value = self.eval(default, default_frame)
@@ -710,6 +714,39 @@ class Interpreter:
         values = {self.eval(node, frame) if _is_literal(node) else None if foreign else self._configured_default(node)
                   for node in nodes}
         return values.pop() if len(values) == 1 and None not in values else None
+
+    def _passed_module(self, passed: Sequence[Optional[ast.AST]], frame: Frame) -> Optional[Value]:
+        """The module that every instantiation of this module hands a constructor parameter
+        (``Attention(dim, rotary=RotaryEmbedding(32))``, or ``pos_emb=self.pos_emb``, the module the
+        instantiating class holds), else None."""
+        modules = []
+        for node in passed:
+            if getattr(node, "lineno", None) is None:
+                return None  # a default left, or what ``**kwargs`` may pass
+            if is_self_attr(node):  # what the instantiating class builds into that attribute
+                holder = next((c for c in self.model.classes.values()
+                               if c.node.lineno <= node.lineno <= (c.node.end_lineno or node.lineno)), None)
+                built = [item.value for item in walk(holder.node) if isinstance(item, ast.Assign)
+                         and any(is_self_attr(t) and t.attr == node.attr for t in item.targets)] if holder else []
+                node = built[0] if len(built) == 1 else None
+            elif isinstance(node, ast.Name):  # a local the instantiating function builds once
+                around = [fn.node for fn in self.model.all_functions() if not isinstance(fn.node, ast.Lambda)
+                          and fn.node.lineno <= node.lineno <= fn.node.end_lineno]
+                caller = max(around, key=lambda f: f.lineno) if around else None
+                built = [item.value for item in walk(caller) if isinstance(item, ast.Assign)
+                         and any(isinstance(t, ast.Name) and t.id == node.id for t in item.targets)] if caller else []
+                node = built[0] if len(built) == 1 else None
+            if isinstance(node, ast.IfExp) and is_none(node.orelse):
+                node = node.body  # ``Rotary(d) if use_rotary else None``: the module, where there is one
+            value = self.eval(node, frame) if isinstance(node, ast.Call) \
+                and isinstance(node.func, (ast.Name, ast.Attribute)) else None
+            if value is None or not _is_module(value):
+                return None
+            modules.append(value)
+        if not modules:
+            return None
+        return modules[0] if len({type(m.payload) for m in modules}) == 1 and not any(
+            isinstance(m.payload, ClassInfo) for m in modules) else merge_all(modules)
 
     def _configured_default(self, node: Optional[ast.AST]) -> Optional[Value]:
         """The number an instantiation passes where the calling function fixes it from literals and

@@ -1000,7 +1000,7 @@ def literal_defaults(cls: ClassInfo) -> Dict[str, object]:
         for stmt in flattened(owner.node.body):
             target = stmt.target if isinstance(stmt, ast.AnnAssign) else (
                 stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None)
-            if isinstance(target, ast.Name) and (_literal_number(stmt.value) is not None or _is_none(stmt.value)):
+            if isinstance(target, ast.Name) and (_literal_number(stmt.value) is not None or is_none(stmt.value)):
                 defaults[target.id] = _literal_number(stmt.value)
         init = owner.methods.get("__init__")
         if init is None or isinstance(init.node, ast.Lambda):
@@ -1009,7 +1009,7 @@ def literal_defaults(cls: ClassInfo) -> Dict[str, object]:
         positional = list(spec.posonlyargs) + list(spec.args)
         pairs = list(zip(positional[len(positional) - len(spec.defaults):], spec.defaults)) + \
             [(p, d) for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None]
-        literal = {p.arg: _literal_number(d) for p, d in pairs if _literal_number(d) is not None or _is_none(d)}
+        literal = {p.arg: _literal_number(d) for p, d in pairs if _literal_number(d) is not None or is_none(d)}
         for node in ast.walk(init.node):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in literal:
                 for target in node.targets:
@@ -1018,7 +1018,7 @@ def literal_defaults(cls: ClassInfo) -> Dict[str, object]:
     return defaults
 
 
-def _is_none(node: Optional[ast.AST]) -> bool:
+def is_none(node: Optional[ast.AST]) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
