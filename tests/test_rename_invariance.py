@@ -103,6 +103,12 @@ def _kept_tokens(tree: ast.Module, mapping: Dict[str, str]) -> Set[Tuple[int, in
 
     _, attrs, imported = _definitions(tree)
     local_functions = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    # Names bound to this file's classes (``attn_class = CausalAttention if causal else Attention``):
+    # their calls build those classes, whose keywords are renamed with their parameters.
+    local_functions |= {n.targets[0].id for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                        and isinstance(n.targets[0], ast.Name)
+                        and all(isinstance(o, ast.Name) and o.id in local_functions
+                                for o in ((n.value.body, n.value.orelse) if isinstance(n.value, ast.IfExp) else (n.value,)))}
     methods = {item.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for item in n.body
                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
     # Attributes this file gives its own objects: self/class attributes, and its classes' methods

@@ -399,6 +399,7 @@ class ModuleModel:
         self._factory_classes: Optional[Dict[str, Tuple[str, ...]]] = None
         self._demo: Optional[Set[int]] = None
         self._holders: Optional[Dict[str, List[ClassInfo]]] = None
+        self._aliases: Optional[Dict[str, Set[str]]] = None
         index_module(tree)  # the subtrees that collect and compute_runtime read
         self.collect(tree, resolve_class)
         self.compute_runtime(phases_elsewhere)
@@ -784,8 +785,22 @@ class ModuleModel:
         if cls is None or self.classes.get(cls.name) is not cls or isinstance(init.node, ast.Lambda):
             return None
         demo = self._demo_nodes()
-        calls = [c for c in index_module(self.tree).calls_by_name.get(cls.name, ()) if id(c) not in demo]
+        names = [cls.name] + [alias for alias, classes in self._class_aliases().items() if cls.name in classes]
+        calls = [c for name in names for c in index_module(self.tree).calls_by_name.get(name, ()) if id(c) not in demo]
         return _passed_by(init.node, calls)
+
+    def _class_aliases(self) -> Dict[str, Set[str]]:
+        """Names bound to classes of this file (``attn_class = CausalAttention if causal else
+        Attention``): a call of one instantiates any of them."""
+        if self._aliases is None:
+            self._aliases = {}
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    options = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
+                    if all(isinstance(o, ast.Name) and o.id in self.classes for o in options) \
+                            and node.targets[0].id not in self.classes:
+                        self._aliases.setdefault(node.targets[0].id, set()).update(o.id for o in options)
+        return self._aliases
 
     def imported_instantiation_arguments(self, init: ast.AST, qual: str) -> Optional[Dict[str, List[Optional[ast.AST]]]]:
         """As :meth:`instantiation_arguments`, for the class of another module named ``qual``
