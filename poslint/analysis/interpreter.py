@@ -2467,6 +2467,10 @@ class Interpreter:
         marker = Value(recent=frozenset({node_key(call)}))
         self._mark_rotary(marker, "cos")  # (the library takes both of the angles it makes)
         self._mark_rotary(marker, "sin")
+        owner = function.value if method is not None and isinstance(function, ast.Attribute) else function
+        held_as = rotary.owner if rotary.owner is not None else self.facts.source(owner)
+        reason = "parameter 'freqs'" if held_as == "self" else f"parameter '{held_as.removeprefix('self.')}.freqs'"
+        freqs = tensor(Prec.CONVERTED, Origin.at(owner, reason, Prec.CONVERTED), roles=frozenset({Role.FREQS}))
         if method is None:
             positions = operand
         else:
@@ -2474,10 +2478,10 @@ class Interpreter:
             origin = Origin.at(call, f"the dtype of '{src}' (the library makes its positions in the rotated "
                                      f"tensor's dtype)", made_in)
             positions = tensor(made_in, origin, roles=frozenset({Role.POSITIONS}))
-        owner = function.value if method is not None and isinstance(function, ast.Attribute) else function
-        held_as = rotary.owner if rotary.owner is not None else self.facts.source(owner)
-        reason = "parameter 'freqs'" if held_as == "self" else f"parameter '{held_as.removeprefix('self.')}.freqs'"
-        freqs = tensor(Prec.CONVERTED, Origin.at(owner, reason, Prec.CONVERTED), roles=frozenset({Role.FREQS}))
+        if positions.is_tensor and positions.prec in (Prec.INT, Prec.F32, Prec.F64):
+            # (``t.type(freqs.dtype)`` in its forward: exact positions take the converted parameter's dtype)
+            positions = positions.with_(prec=Prec.CONVERTED, rounded=None, origin=Origin.at(
+                call, f"the dtype of {reason} (the library casts its positions to it)", Prec.CONVERTED))
         inner = Frame(frame.function, frame.env, frame.runtime, True, frame.default)
         angles = self.product(call, "einsum", positions, operand_node, freqs, owner, inner)
         if angles is None:
