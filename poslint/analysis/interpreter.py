@@ -3633,8 +3633,9 @@ def _folded(op: ast.operator, left: Value, right: Value):
 
 
 def _number_like(value: Value) -> bool:
-    """An unknown value that nothing shows to be a tensor: it may well be a Python number."""
-    return _is_opaque(value) and _carried_kind(value) != "tensor"
+    """An unknown value that nothing shows to be a tensor: it may well be a Python number (one
+    computed from such numbers too: ``d_model // 2``)."""
+    return value.payload_key == NUMBER_LIKE.payload_key or (_is_opaque(value) and _carried_kind(value) != "tensor")
 
 
 def _carried_kind(value: Value) -> Optional[str]:

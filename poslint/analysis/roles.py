@@ -111,9 +111,11 @@ def combined_roles(op: ast.operator, left: Value, right: Value) -> frozenset:
         roles.discard(Role.POSITIONS)  # a grid over its own last entry: a ratio in [0, 1], not an index
     roles = (roles - {Role.NEGATIVE}) | sign_of(op, left, right)
     if Role.LOGARITHM in roles and any(unknown_operand(v) or v.is_tensor for v in (left, right)) and \
-            not any(v.has(Role.LOGARITHM) and v.sort is not Sort.PYFLOAT for v in (left, right)):
-        # a tensor scaled by log(c) (CLIP's ``ones([]) * log(1 / 0.07)``, a temperature): no grid
-        # of logarithms, whose exp would be frequencies
+            not any(v.has(Role.LOGARITHM) and v.sort is not Sort.PYFLOAT and v.payload_key != NUMBER_LIKE.payload_key
+                    for v in (left, right)):
+        # a tensor scaled by log(c), or by a number computed from it (CLIP's ``ones([]) * log(1 /
+        # 0.07)``, a temperature; ``arange(0, d, 2) * -(log(c) / half)``): no grid of logarithms,
+        # whose exp would be frequencies
         roles.discard(Role.LOGARITHM)
     if roles & {Role.FREQS, Role.SLOPES, Role.GROWTH, Role.GROWTH2}:
         roles -= {Role.POSITIONS, Role.FREQ_INDEX}
