@@ -370,7 +370,10 @@ def merge(a: Value, b: Value) -> Value:
     # Paths that disagree are often correlated (``if full:`` ... ``if not full: return``): unknown.
     relative = a.relative if a.relative == b.relative else None
     same_key = a.payload_key == b.payload_key
-    payload = (worse.payload if worse.payload is not None else other.payload) if same_key else None
+    # (two library modules of one kind built at two places, ``default(rotary, RotaryEmbedding(d))``:
+    # what they are is the same)
+    payload = (worse.payload if worse.payload is not None else other.payload) if same_key else \
+        a.payload if a.payload is not None and a.payload == b.payload else None
     return worse.with_(
         roles=a.roles | b.roles,
         rounded=worse.rounded or other.rounded,
