@@ -2480,8 +2480,9 @@ class Interpreter:
             positions = tensor(made_in, origin, roles=frozenset({Role.POSITIONS}))
         if positions.is_tensor and positions.prec in (Prec.INT, Prec.F32, Prec.F64):
             # (``t.type(freqs.dtype)`` in its forward: exact positions take the converted parameter's dtype)
-            positions = positions.with_(prec=Prec.CONVERTED, rounded=None, origin=Origin.at(
-                call, f"the dtype of {reason} (the library casts its positions to it)", Prec.CONVERTED))
+            positions = positions.with_(prec=Prec.CONVERTED, rounded=None, roles=positions.roles | {Role.POSITIONS},
+                                        origin=Origin.at(call, f"the dtype of {reason} (the library casts its "
+                                                               f"positions to it)", Prec.CONVERTED))
         inner = Frame(frame.function, frame.env, frame.runtime, True, frame.default)
         angles = self.product(call, "einsum", positions, operand_node, freqs, owner, inner)
         if angles is None:
