@@ -2478,7 +2478,8 @@ class Interpreter:
             origin = Origin.at(call, f"the dtype of '{src}' (the library makes its positions in the rotated "
                                      f"tensor's dtype)", made_in)
             positions = tensor(made_in, origin, roles=frozenset({Role.POSITIONS}))
-        if positions.is_tensor and positions.prec in (Prec.INT, Prec.F32, Prec.F64):
+        if positions.is_tensor and positions.prec in (Prec.INT, Prec.F32, Prec.F64) and not _holds_one_value(positions) \
+                and ONE_VALUE_FILL not in positions.products:  # (one value across it: nothing to collide)
             # (``t.type(freqs.dtype)`` in its forward: exact positions take the converted parameter's dtype)
             positions = positions.with_(prec=Prec.CONVERTED, rounded=None, roles=positions.roles | {Role.POSITIONS},
                                         origin=Origin.at(call, f"the dtype of {reason} (the library casts its "
