@@ -1950,7 +1950,7 @@ class Interpreter:
                              total=isinstance(op, (ast.Add, ast.Sub)) and (left.total and right.is_number or
                                                                           right.total and left.is_number),
                              series=series_ops.binary(op, left, right, result.prec),
-                             products=left.products | right.products, recent=recent,
+                             products=_combined_products(left, right), recent=recent,
                              is_complex=left.is_complex or right.is_complex or
                              Sort.PYCOMPLEX in (left.sort, right.sort),
                              periodic=None)  # (``q * cos``: no longer the cos itself)
@@ -3818,6 +3818,15 @@ def _grown_list(container: Value, added: Value, extend: bool) -> Value:
 def _filled_only(value: Value) -> bool:
     """Made of ``full(shape, x)`` fills with no grid added: the same value along every axis."""
     return ONE_VALUE_FILL in value.products and not value.grids
+
+
+def _combined_products(left: Value, right: Value) -> frozenset:
+    """What an operation's result is computed from; fixed by the module's constants only where
+    neither operand brings anything else (a constant table times an input is not one)."""
+    merged = left.products | right.products
+    if MODULE_CONSTANT in merged and not all(MODULE_CONSTANT in v.products or v.is_number for v in (left, right)):
+        merged -= {MODULE_CONSTANT}
+    return merged
 
 
 def _holds_one_value(value: Value) -> bool:

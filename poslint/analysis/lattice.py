@@ -393,7 +393,8 @@ def merge(a: Value, b: Value) -> Value:
         grids=a.grids | b.grids,
         axes=a.axes if a.axes == b.axes else None,
         series=a.series if a.series == b.series else None,
-        products=a.products | b.products,
+        # (fixed by the module's constants on every path, or not at all)
+        products=(a.products | b.products) - ({MODULE_CONSTANT} - (a.products & b.products)),
         recent=a.recent | b.recent,
         payload=payload,
         payload_key=a.payload_key if same_key else None,
