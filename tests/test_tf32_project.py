@@ -169,6 +169,30 @@ def test_a_model_that_sets_it_reaches_only_what_it_runs(project):
     assert "decoder.py sets set_float32_matmul_precision on line 9" in message
 
 
+def test_a_trainer_reaches_the_models_it_imports(project):
+    # A trainer (no torch module) that imports the models it builds runs those and what they
+    # import: not the other models of the package, beside the utilities it also imports.
+    (project / "train.py").unlink()
+    for folder in ("pkg", "pkg/rotary", "pkg/video", "pkg/trainer"):
+        (project / folder).mkdir()
+        (project / folder / "__init__.py").write_text("", encoding="utf-8")
+    shutil.move(project / "model.py", project / "pkg" / "rotary" / "model.py")
+    (project / "pkg" / "common.py").write_text("WIDTH = 4\n", encoding="utf-8")
+    video = project / "pkg" / "video" / "model.py"
+    video.write_text("from torch import nn\nfrom pkg import common\n\n\nclass VideoModel(nn.Module):\n    pass\n",
+                     encoding="utf-8")
+    (project / "pkg" / "trainer" / "train.py").write_text(
+        "import torch\nfrom pkg import common\nfrom pkg.video.model import VideoModel\n\n\nclass Trainer:\n"
+        "    def __init__(self):\n        torch.backends.cuda.matmul.allow_tf32 = True\n        self.model = VideoModel()\n",
+        encoding="utf-8")
+    assert pos107("--no-cache", ".") == []
+    # ... the models those models import are reached
+    video.write_text("from torch import nn\nfrom pkg.rotary.model import GuardedRotary\n\n\nclass VideoModel(nn.Module):\n"
+                     "    pass\n", encoding="utf-8")
+    [(path, message)] = pos107("--no-cache", ".")
+    assert path.endswith("rotary/model.py") and "train.py sets allow_tf32 on line 8" in message
+
+
 def test_assume_tf32_reports_without_a_setting(project):
     (project / "train.py").unlink()
     assert pos107("--no-cache", ".") == []

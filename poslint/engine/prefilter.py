@@ -146,7 +146,7 @@ ROLE_BIRTHS_REVIEWED = {
     "_eval_ListComp": ("FREQ_INDEX",),
     "library_call": ("BIAS", "FREQS"),  # transformers' rope-init functions and ALiBi builders, by name: (2)
     "_embed_timesteps": ("FREQS",),  # diffusers' timestep embedders, by name: (2)
-    "_library_rotation": ("FREQS", "POSITIONS"),  # rotary-embedding-torch's RotaryEmbedding, by name: (2)
+    "_library_rotation": ("FREQS", "POSITIONS", "POSITIONS"),  # rotary-embedding-torch's RotaryEmbedding, by name: (2)
     "_library_rotary_member": ("FREQS",),  # a subclass of it, which names it: (2)
     "_library_positions": ("POSITIONS",),  # its get_seq_pos, read by such a subclass: (2)
     "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only

@@ -29,7 +29,10 @@ called, so each file that imports it counts as setting it too (``enable_tf32()``
 or a vendored project's training script, reaches its own part of the tree, not the other models
 (a registry that imports them all is not followed further: the loader runs one). A setting in a
 torch module's own code (a model that sets it when it is built or run) reaches that model's file
-and what it imports, no folder around them: the process that builds it runs that model.
+and what it imports, no folder around them: the process that builds it runs that model. A setting
+whose file imports models (a trainer of those models) reaches those models and what they import:
+not the other models beside the utilities it imports too. What a model imports is followed through
+the model files it imports in turn, not through utilities and registries.
 """
 
 from __future__ import annotations
@@ -121,6 +124,7 @@ class ReducedMatmulScan:
     paths: Sequence[str] = ()
     _reached: Dict[str, Tuple[str, Set[str]]] = field(default_factory=dict)
     _modules: Optional[Dict[str, str]] = None
+    _models: Dict[str, bool] = field(default_factory=dict)
 
     def reason_for(self, path: str) -> Optional[str]:
         """Why float32 matmuls may run at reduced precision where ``path`` runs: the first
@@ -159,17 +163,44 @@ class ReducedMatmulScan:
         calls = _call_lines(text, helper) if helper is not None and len(runners) == 1 else [line]
         if calls and all(self._in_model_class(here, text, at) for at in calls):
             # Set by a model when it is built or run (itself, or through a helper only it calls):
-            # its process runs that model, which is its file and what that imports (a model
-            # server runs one model per process).
-            return here, {here} | {self._modules[name] for name in imported_modules(text, _package(here))
-                                   if name in self._modules}
+            # its process runs that model, which is its file and what that imports, directly or
+            # not (a model server runs one model per process).
+            return here, self._import_closure([here])
         imported: Set[str] = set()
         for path, runner in runners:
             imported |= {self._modules[name] for name in imported_modules(runner, _package(path))
                          if name in self._modules}
+        models = [path for path in imported if self._defines_model(path)]
+        if models:
+            # A trainer or loader that imports the models it builds runs those, and what they
+            # import: not every model beside the utilities it imports too.
+            return os.path.dirname(here), imported | {path for path, _ in runners} | self._import_closure(models)
         folder = os.path.commonpath([os.path.dirname(path) for path, _ in runners] +
                                     [os.path.dirname(path) for path in imported])
         return folder, imported | {path for path, _ in runners}
+
+    def _defines_model(self, path: str) -> bool:
+        """Whether the file at ``path`` defines a torch module."""
+        if path not in self._models:
+            tree = _parsed(_text(path) or "")
+            self._models[path] = tree is not None and any(
+                isinstance(node, ast.ClassDef) and self._is_torch_module(node, tree, path, 0) for node in tree.body)
+        return self._models[path]
+
+    def _import_closure(self, paths: Sequence[str]) -> Set[str]:
+        """``paths``, the files of the run they import, and what the model files among those import
+        in turn: a model's code, not what its utilities and registries import."""
+        reached, queue = set(paths), list(paths)
+        while queue:
+            path = queue.pop()
+            text = _text(path)
+            for name in imported_modules(text, _package(path)) if text is not None else ():
+                found = self._modules.get(name)
+                if found is not None and found not in reached:
+                    reached.add(found)
+                    if self._defines_model(found):
+                        queue.append(found)
+        return reached
 
     def _in_model_class(self, path: str, text: str, line: int) -> bool:
         """Whether ``line`` of the file at ``path`` lies in a class that is a torch module (one

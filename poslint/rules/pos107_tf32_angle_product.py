@@ -32,8 +32,9 @@ class Tf32AngleProduct(Rule):
     of the run that its process runs: those its file imports, and those under the deepest folder
     that holds its file and them (`train.py` beside `model.py`, `pkg/bin/train.py` importing
     `pkg.register`); a helper that sets it counts where it is imported. One model's loader in a
-    multi-model server does not reach the other models, and a model (an `nn.Module`) that sets it
-    reaches only its file and what that imports. A file linted alone (from an editor,
+    multi-model server does not reach the other models, a model (an `nn.Module`) that sets it
+    reaches only its file and what that imports, and a trainer that imports its models reaches
+    those models and what they import. A file linted alone (from an editor,
     flake8 or stdin) counts only its own settings. A setting in a test
     (`test_*.py`, `*_test.py`, `conftest.py`, a `tests` folder) does not count for other files:
     it holds while pytest runs that test.
