@@ -2478,12 +2478,14 @@ class Interpreter:
             origin = Origin.at(call, f"the dtype of '{src}' (the library makes its positions in the rotated "
                                      f"tensor's dtype)", made_in)
             positions = tensor(made_in, origin, roles=frozenset({Role.POSITIONS}))
-        if positions.is_tensor and positions.prec in (Prec.INT, Prec.F32, Prec.F64) and not _holds_one_value(positions) \
-                and ONE_VALUE_FILL not in positions.products:  # (one value across it: nothing to collide)
+        one_exact_value = _filled_only(positions) and positions.extent is not None \
+            and series_ops.bf16(positions.extent - 1) == positions.extent - 1  # (``full(n, 8192)``)
+        if positions.is_tensor and positions.prec in (Prec.INT, Prec.F32, Prec.F64) and not one_exact_value:
             # (``t.type(freqs.dtype)`` in its forward: exact positions take the converted parameter's dtype)
-            positions = positions.with_(prec=Prec.CONVERTED, rounded=None, roles=positions.roles | {Role.POSITIONS},
-                                        origin=Origin.at(call, f"the dtype of {reason} (the library casts its "
-                                                               f"positions to it)", Prec.CONVERTED))
+            target = dtype_value(Prec.CONVERTED, Origin.at(
+                call, f"the dtype of {reason} (the library casts its positions to it)", Prec.CONVERTED))
+            positions = self.cast(positions, target, call, call, frame, record=False)
+            positions = positions.with_(roles=positions.roles | {Role.POSITIONS})
         inner = Frame(frame.function, frame.env, frame.runtime, True, frame.default)
         angles = self.product(call, "einsum", positions, operand_node, freqs, owner, inner)
         if angles is None:
