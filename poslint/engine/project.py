@@ -30,7 +30,7 @@ or a vendored project's training script, reaches its own part of the tree, not t
 (a registry that imports them all is not followed further: the loader runs one). A setting in a
 torch module's own code (a model that sets it when it is built or run) reaches that model's file
 and what it imports, no folder around them: the process that builds it runs that model. A setting
-whose file imports models (a trainer of those models) reaches those models and what they import:
+whose file imports model classes (a trainer of those models) reaches those models and what they import:
 not the other models beside the utilities it imports too. What a model imports is followed through
 the model files it imports in turn, not through utilities and registries.
 """
@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from poslint.analysis.names import ImportResolver, is_test_module
+from poslint.analysis.names import ImportResolver, absolute_module, is_test_module
 from poslint.engine.files import read_source
 from poslint.engine.imports import imported_modules, module_of
 
@@ -170,7 +170,7 @@ class ReducedMatmulScan:
         for path, runner in runners:
             imported |= {self._modules[name] for name in imported_modules(runner, _package(path))
                          if name in self._modules}
-        models = [path for path in imported if self._defines_model(path)]
+        models = sorted({path for path, runner in runners for path in self._imported_model_classes(path, runner)})
         if models:
             # A trainer or loader that imports the models it builds runs those, and what they
             # import: not every model beside the utilities it imports too.
@@ -178,6 +178,23 @@ class ReducedMatmulScan:
         folder = os.path.commonpath([os.path.dirname(path) for path, _ in runners] +
                                     [os.path.dirname(path) for path in imported])
         return folder, imported | {path for path, _ in runners}
+
+    def _imported_model_classes(self, path: str, text: str) -> Set[str]:
+        """The files of the run from which the file at ``path`` imports a torch module class by name
+        (``from pkg.video.model import VideoModel``): the models it builds."""
+        tree = _parsed(text)
+        found: Set[str] = set()
+        for node in ast.walk(tree) if tree is not None else ():
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            module = absolute_module(node, _package(path))
+            where = self._modules.get(module) if module else None
+            other = _parsed(_text(where) or "") if where else None
+            classes = {c.name: c for c in other.body if isinstance(c, ast.ClassDef)} if other else {}
+            if any(alias.name in classes and self._is_torch_module(classes[alias.name], other, where, 0)
+                   for alias in node.names):
+                found.add(where)
+        return found
 
     def _defines_model(self, path: str) -> bool:
         """Whether the file at ``path`` defines a torch module."""
