@@ -96,6 +96,9 @@ CASES = [
     Case(ROPE + "gaussian_fourier_time.py", kind="rotary", expect="fail", where=HALF, seq_len=1000),
     # a diffusion timestep in [0, 1] rounded to 16 bits before its sinusoidal embedding
     Case(ROPE + "timestep_cast_to_activations.py", kind="rotary", expect="fail", where=HALF, seq_len=1000),
+    # timesteps cast to a dtype bound by starred unpacking; a sinusoid table of float arange bounds
+    Case(ROPE + "timesteps_dtype_by_starred_unpacking.py", kind="rotary", expect="fail", where=BF16, seq_len=1000),
+    Case(ROPE + "sinusoid_table_float_bounds.py", kind="rotary", expect="collide", where=DEFAULT_BF16, seq_len=5000),
     Case(ROPE + "falcon__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "freq_helper.py", kind="rotary", expect="fail", where=DEFAULT_BF16),
     Case(ROPE + "freq_helper__fixed.py", kind="rotary", expect="pass"),
