@@ -715,6 +715,13 @@ class Interpreter:
                   for node in nodes}
         return values.pop() if len(values) == 1 and None not in values else None
 
+    def _function_around(self, line: int, classes: bool = False) -> Optional[ast.AST]:
+        """The innermost function of this module (or, with ``classes``, class) whose body holds ``line``."""
+        nodes = [c.node for c in self.model.classes.values()] if classes else \
+            [fn.node for fn in self.model.all_functions() if not isinstance(fn.node, ast.Lambda)]
+        around = [n for n in nodes if n.lineno <= line <= (n.end_lineno or n.lineno)]
+        return max(around, key=lambda n: n.lineno) if around else None
+
     def _passed_module(self, passed: Sequence[Optional[ast.AST]], frame: Frame) -> Optional[Value]:
         """The module that every instantiation of this module hands a constructor parameter
         (``Attention(dim, rotary=RotaryEmbedding(32))``, or ``pos_emb=self.pos_emb``, the module the
@@ -723,18 +730,12 @@ class Interpreter:
         for node in passed:
             if getattr(node, "lineno", None) is None:
                 return None  # a default left, or what ``**kwargs`` may pass
-            if is_self_attr(node):  # what the instantiating class builds into that attribute
-                holder = next((c for c in self.model.classes.values()
-                               if c.node.lineno <= node.lineno <= (c.node.end_lineno or node.lineno)), None)
-                built = [item.value for item in walk(holder.node) if isinstance(item, ast.Assign)
-                         and any(is_self_attr(t) and t.attr == node.attr for t in item.targets)] if holder else []
-                node = built[0] if len(built) == 1 else None
-            elif isinstance(node, ast.Name):  # a local the instantiating function builds once
-                around = [fn.node for fn in self.model.all_functions() if not isinstance(fn.node, ast.Lambda)
-                          and fn.node.lineno <= node.lineno <= fn.node.end_lineno]
-                caller = max(around, key=lambda f: f.lineno) if around else None
-                built = [item.value for item in walk(caller) if isinstance(item, ast.Assign)
-                         and any(isinstance(t, ast.Name) and t.id == node.id for t in item.targets)] if caller else []
+            if is_self_attr(node) or isinstance(node, ast.Name):
+                # what the instantiating class builds into that attribute, or its function into that local, once
+                scope = self._function_around(node.lineno, classes=is_self_attr(node))
+                built = [item.value for item in walk(scope) if isinstance(item, ast.Assign)
+                         and any(_same_name(target, node) for target in item.targets)
+                         ] if scope is not None else []
                 node = built[0] if len(built) == 1 else None
             if isinstance(node, ast.IfExp) and is_none(node.orelse):
                 node = node.body  # ``Rotary(d) if use_rotary else None``: the module, where there is one
@@ -754,13 +755,9 @@ class Interpreter:
         class that gives the field a literal default), arithmetic on such numbers, and a local name
         assigned once to one (``side = config.image_size // config.patch_size``)."""
         line = getattr(node, "lineno", None)  # (None, too, for what ``**kwargs`` may pass)
-        if line is None:
+        caller = self._function_around(line) if line is not None else None
+        if caller is None:
             return None
-        around = [fn for fn in self.model.all_functions() if not isinstance(fn.node, ast.Lambda)
-                  and fn.node.lineno <= line <= fn.node.end_lineno]
-        if not around:
-            return None
-        caller = max(around, key=lambda fn: fn.node.lineno).node  # the innermost
         number = self._folded_number(node, caller, depth=0)
         if number is None:
             return None
@@ -3820,6 +3817,13 @@ def _grown_list(container: Value, added: Value, extend: bool) -> Value:
 def _filled_only(value: Value) -> bool:
     """Made of ``full(shape, x)`` fills with no grid added: the same value along every axis."""
     return ONE_VALUE_FILL in value.products and not value.grids
+
+
+def _same_name(target: ast.AST, node: ast.AST) -> bool:
+    """Whether an assignment's ``target`` binds what ``node`` reads: one local, or one ``self.<attr>``."""
+    if isinstance(target, ast.Name) and isinstance(node, ast.Name):
+        return target.id == node.id
+    return is_self_attr(target) and is_self_attr(node) and target.attr == node.attr
 
 
 def _combined_products(left: Value, right: Value) -> frozenset:

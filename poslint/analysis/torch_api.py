@@ -151,6 +151,8 @@ MODULE_LOOKUPS = frozenset({"get_buffer", "get_parameter"})
 SEQUENTIAL_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
 # Containers that hold modules by index or by name, calling none of them: ``self.layers[i](x)``,
 # ``for layer in self.layers``, ``self.nets["embed"](t)`` call the module held there.
+# The base every torch module derives from.
+TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 MODULE_LISTS = frozenset({"torch.nn.ModuleList", "torch.nn.modules.container.ModuleList"})
 MODULE_DICTS = frozenset({"torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict"})
 # A module whose call is ``F.linear(x, weight, bias)`` with a parameter it initialises at random.

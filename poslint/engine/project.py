@@ -46,12 +46,10 @@ from pathlib import PurePath
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.names import ImportResolver, absolute_module, is_test_module
+from poslint.analysis.torch_api import TORCH_MODULE_BASES
 from poslint.engine.files import read_source
 from poslint.engine.imports import imported_modules, module_of
 
-# Bases that make a class a torch module, and how many project bases deep a class is followed to one.
-TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
-_MAX_BASE_DEPTH = 4
 # The rule that needs the scan: a run without it need not read every file for it.
 TF32_RULE = "POS107"
 # The reason given when no file sets it but the configuration says to assume it.
@@ -124,7 +122,7 @@ class ReducedMatmulScan:
     paths: Sequence[str] = ()
     _reached: Dict[str, Tuple[str, Set[str]]] = field(default_factory=dict)
     _modules: Optional[Dict[str, str]] = None
-    _models: Dict[str, bool] = field(default_factory=dict)
+    _torch_classes: Dict[str, Set[str]] = field(default_factory=dict)  # path -> its torch module classes
 
     def reason_for(self, path: str) -> Optional[str]:
         """Why float32 matmuls may run at reduced precision where ``path`` runs: the first
@@ -154,14 +152,16 @@ class ReducedMatmulScan:
         if text is None or setter.endswith(".ipynb"):
             return os.path.dirname(here), set()
         module, _, _ = module_of(setter, ())
+        tree = _parsed(text)
         runners = [(here, text)]
-        helper = _enclosing_function(text, line)
+        helper = _enclosing_function(tree, line)
         if helper is not None and module is not None:
             # A helper that sets it (``enable_tf32(True)``) runs where it is called: the files that
             # import it from here set it too.
             runners += self._importers_of(f"{module}.{helper}", helper)
-        calls = _call_lines(text, helper) if helper is not None and len(runners) == 1 else [line]
-        if calls and all(self._in_model_class(here, text, at) for at in calls):
+        calls = _call_lines(tree, helper) if helper is not None and len(runners) == 1 else [line]
+        models_here = self._module_classes(here, tree)
+        if calls and all(_enclosing_class(tree, at) in models_here for at in calls):
             # Set by a model when it is built or run (itself, or through a helper only it calls):
             # its process runs that model, which is its file and what that imports, directly or
             # not (a model server runs one model per process).
@@ -170,7 +170,8 @@ class ReducedMatmulScan:
         for path, runner in runners:
             imported |= {self._modules[name] for name in imported_modules(runner, _package(path))
                          if name in self._modules}
-        models = sorted({path for path, runner in runners for path in self._imported_model_classes(path, runner)})
+        models = sorted({found for path, runner in runners
+                         for found in self._imported_model_classes(path, tree if path == here else _parsed(runner))})
         if models:
             # A trainer or loader that imports the models it builds runs those, and what they
             # import: not every model beside the utilities it imports too.
@@ -179,30 +180,17 @@ class ReducedMatmulScan:
                                     [os.path.dirname(path) for path in imported])
         return folder, imported | {path for path, _ in runners}
 
-    def _imported_model_classes(self, path: str, text: str) -> Set[str]:
+    def _imported_model_classes(self, path: str, tree: Optional[ast.Module]) -> Set[str]:
         """The files of the run from which the file at ``path`` imports a torch module class by name
         (``from pkg.video.model import VideoModel``): the models it builds."""
-        tree = _parsed(text)
         found: Set[str] = set()
         for node in ast.walk(tree) if tree is not None else ():
-            if not isinstance(node, ast.ImportFrom):
-                continue
-            module = absolute_module(node, _package(path))
-            where = self._modules.get(module) if module else None
-            other = _parsed(_text(where) or "") if where else None
-            classes = {c.name: c for c in other.body if isinstance(c, ast.ClassDef)} if other else {}
-            if any(alias.name in classes and self._is_torch_module(classes[alias.name], other, where, 0)
-                   for alias in node.names):
-                found.add(where)
+            if isinstance(node, ast.ImportFrom):
+                module = absolute_module(node, _package(path))
+                where = self._modules.get(module) if module else None
+                if where is not None and any(alias.name in self._module_classes(where) for alias in node.names):
+                    found.add(where)
         return found
-
-    def _defines_model(self, path: str) -> bool:
-        """Whether the file at ``path`` defines a torch module."""
-        if path not in self._models:
-            tree = _parsed(_text(path) or "")
-            self._models[path] = tree is not None and any(
-                isinstance(node, ast.ClassDef) and self._is_torch_module(node, tree, path, 0) for node in tree.body)
-        return self._models[path]
 
     def _import_closure(self, paths: Sequence[str]) -> Set[str]:
         """``paths``, the files of the run they import, and what the model files among those import
@@ -215,38 +203,41 @@ class ReducedMatmulScan:
                 found = self._modules.get(name)
                 if found is not None and found not in reached:
                     reached.add(found)
-                    if self._defines_model(found):
+                    if self._module_classes(found):
                         queue.append(found)
         return reached
 
-    def _in_model_class(self, path: str, text: str, line: int) -> bool:
-        """Whether ``line`` of the file at ``path`` lies in a class that is a torch module (one
-        deriving from ``nn.Module``, in that file or through the project's modules)."""
-        tree = _parsed(text)
-        enclosing = next((node for node in tree.body if isinstance(node, ast.ClassDef)
-                          and node.lineno <= line <= (node.end_lineno or 0)), None) if tree else None
-        return enclosing is not None and self._is_torch_module(enclosing, tree, path, depth=0)
+    def _module_classes(self, path: str, tree: Optional[ast.Module] = None) -> Set[str]:
+        """The names of the classes the file at ``path`` defines that are torch modules: deriving
+        from ``nn.Module`` there, or through bases of the project's other files. Each file is read
+        once; a cycle of bases through imports finds none."""
+        if path not in self._torch_classes:
+            self._torch_classes[path] = set()
+            tree = tree if tree is not None else _parsed(_text(path) or "")
+            if tree is not None:
+                self._torch_classes[path] = self._torch_module_classes(tree, path)
+        return self._torch_classes[path]
 
-    def _is_torch_module(self, cls: ast.ClassDef, tree: ast.Module, path: str, depth: int) -> bool:
-        if depth > _MAX_BASE_DEPTH:
-            return False
+    def _torch_module_classes(self, tree: ast.Module, path: str) -> Set[str]:
         names = ImportResolver(tree, package=_package(path))
-        local = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
-        for base in cls.bases:
-            qualified = names.qualname(base)
-            if qualified in TORCH_MODULE_BASES:
-                return True
-            if isinstance(base, ast.Name) and base.id in local and local[base.id] is not cls:
-                if self._is_torch_module(local[base.id], tree, path, depth + 1):
-                    return True
-            elif qualified and qualified.rpartition(".")[0] in self._modules:
-                where = self._modules[qualified.rpartition(".")[0]]
-                other = _parsed(_text(where) or "")
-                found = next((node for node in other.body if isinstance(node, ast.ClassDef)
-                              and node.name == qualified.rpartition(".")[2]), None) if other else None
-                if found is not None and self._is_torch_module(found, other, where, depth + 1):
-                    return True
-        return False
+        classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+        found: Set[str] = set()
+        grown = True
+        while grown:  # (a local base may be defined below the class that derives from it)
+            grown = False
+            for cls in classes:
+                if cls.name not in found and any(self._is_module_base(base, names, found) for base in cls.bases):
+                    found.add(cls.name)
+                    grown = True
+        return found
+
+    def _is_module_base(self, base: ast.AST, names: ImportResolver, local_modules: Set[str]) -> bool:
+        if isinstance(base, ast.Name) and base.id in local_modules:
+            return True
+        module, _, name = (names.qualname(base) or "").rpartition(".")
+        if f"{module}.{name}" in TORCH_MODULE_BASES:
+            return True
+        return module in self._modules and name in self._module_classes(self._modules[module])
 
     def _importers_of(self, qualified: str, name: str) -> List[Tuple[str, str]]:
         """The files of the run (tests aside) that import ``qualified`` by its name ``name``, with
@@ -281,23 +272,27 @@ def _parsed(text: str) -> Optional[ast.Module]:
         return None
 
 
-def _call_lines(text: str, function: str) -> List[int]:
+def _call_lines(tree: Optional[ast.Module], function: str) -> List[int]:
     """The lines of the file's calls of its module-level function ``function``."""
-    tree = _parsed(text)
     return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name) and node.func.id == function] if tree else []
 
 
-def _enclosing_function(text: str, line: int) -> Optional[str]:
-    """The module-level function whose body holds ``line``, if any (None for a file that does
-    not parse: the setting then counts for its own part of the tree only)."""
-    tree = _parsed(text)
-    if tree is None:
-        return None
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
+def _enclosing(tree: Optional[ast.Module], line: int, kinds: Tuple[type, ...]) -> Optional[str]:
+    """The name of the module-level definition of ``kinds`` whose body holds ``line``, if any (None
+    for a file that does not parse: the setting then counts for its own part of the tree only)."""
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, kinds) and node.lineno <= line <= (node.end_lineno or 0):
             return node.name
     return None
+
+
+def _enclosing_function(tree: Optional[ast.Module], line: int) -> Optional[str]:
+    return _enclosing(tree, line, (ast.FunctionDef, ast.AsyncFunctionDef))
+
+
+def _enclosing_class(tree: Optional[ast.Module], line: int) -> Optional[str]:
+    return _enclosing(tree, line, (ast.ClassDef,))
 
 
 def scan_reduced_matmul(paths: Sequence[str]) -> ReducedMatmulScan:
