@@ -88,13 +88,18 @@ def test_a_setting_in_another_file_of_the_run_counts(project):
     assert pos107("--no-cache", "model.py") == []
 
 
-def test_a_setting_reaches_its_part_of_the_tree(project):
-    # A multi-model server: one model's loader sets TF32 in the process that runs that model only.
-    (project / "train.py").unlink()
-    for folder in ("pkg", "pkg/chat", "pkg/rotary", "pkg/registry"):
+def _packages(project, *folders):
+    """Make ``folders`` packages of the project, and move its guarded model into ``pkg/rotary/``."""
+    for folder in folders:
         (project / folder).mkdir()
         (project / folder / "__init__.py").write_text("", encoding="utf-8")
     shutil.move(project / "model.py", project / "pkg" / "rotary" / "model.py")
+
+
+def test_a_setting_reaches_its_part_of_the_tree(project):
+    # A multi-model server: one model's loader sets TF32 in the process that runs that model only.
+    (project / "train.py").unlink()
+    _packages(project, "pkg", "pkg/chat", "pkg/rotary", "pkg/registry")
     # (a registry imports every model; the loader's helper imports the registry, the loader runs one model)
     (project / "pkg" / "registry" / "models.py").write_text("from pkg.rotary.model import GuardedRotary\n",
                                                             encoding="utf-8")
@@ -133,10 +138,7 @@ def test_a_model_that_sets_it_reaches_only_what_it_runs(project):
     # A model server: one model turns TF32 on for its own worker process. Under the old reach, the
     # folder holding it and the shared module it imports (pkg/) took in every other model.
     (project / "train.py").unlink()
-    for folder in ("pkg", "pkg/rotary", "pkg/voice"):
-        (project / folder).mkdir()
-        (project / folder / "__init__.py").write_text("", encoding="utf-8")
-    shutil.move(project / "model.py", project / "pkg" / "rotary" / "model.py")
+    _packages(project, "pkg", "pkg/rotary", "pkg/voice")
     (project / "pkg" / "common.py").write_text("WIDTH = 4\n", encoding="utf-8")
     (project / "pkg" / "base.py").write_text("from torch import nn\n\n\nclass Base(nn.Module):\n    pass\n",
                                              encoding="utf-8")
@@ -173,10 +175,7 @@ def test_a_trainer_reaches_the_models_it_imports(project):
     # A trainer (no torch module) that imports the models it builds runs those and what they
     # import: not the other models of the package, beside the utilities it also imports.
     (project / "train.py").unlink()
-    for folder in ("pkg", "pkg/rotary", "pkg/video", "pkg/trainer"):
-        (project / folder).mkdir()
-        (project / folder / "__init__.py").write_text("", encoding="utf-8")
-    shutil.move(project / "model.py", project / "pkg" / "rotary" / "model.py")
+    _packages(project, "pkg", "pkg/rotary", "pkg/video", "pkg/trainer")
     (project / "pkg" / "common.py").write_text("WIDTH = 4\n", encoding="utf-8")
     video = project / "pkg" / "video" / "model.py"
     video.write_text("from torch import nn\nfrom pkg import common\n\n\nclass VideoModel(nn.Module):\n    pass\n",
