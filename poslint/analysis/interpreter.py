@@ -1625,6 +1625,13 @@ class Interpreter:
             and not any(family_matches(restored, name) for c in cls.mro() for restored in c.restored_attrs) \
             and not self._kept_float32(cls, name) \
             and not self.filled_in_forward(cls, name)
+        if converted and value.prec is Prec.LOW and value.origin is not None:
+            # Stored in 16 bits at construction (``inv_freq.to(dtype)`` with ``dtype=torch.half``):
+            # 16-bit whether or not the model is converted, in the bits it was stored in.
+            float16 = value.origin.float16
+            origin = Origin.at(node, f"{storage} '{name}' (stored in {'float16' if float16 else 'bfloat16'} at construction)",
+                               Prec.LOW, relative=value.relative, float16=float16, stored=True)
+            return value.with_(origin=origin, rounded=None)
         if converted and (value.is_tensor or value.roles):
             if own:
                 self._record(AttrRead(node, cls.name, name, frame.site()), ("read", node_key(node)))
@@ -1692,7 +1699,9 @@ class Interpreter:
     def dtype_of(self, owner: Value, owner_node: ast.AST, frame: Frame) -> Value:
         if owner.sort is Sort.TENSOR and owner.prec not in (Prec.UNKNOWN,):
             reason = f"the dtype of {_describe(owner, self.facts.source(owner_node))}"
-            return dtype_value(owner.prec, Origin.at(owner_node, reason, owner.prec), is_complex=owner.is_complex)
+            float16 = owner.prec is Prec.LOW and owner.origin is not None and owner.origin.float16
+            return dtype_value(owner.prec, Origin.at(owner_node, reason, owner.prec, float16=float16),
+                               is_complex=owner.is_complex)
         if owner.sort in (Sort.TENSOR, Sort.OTHER) and not is_self_attr(owner_node):
             src = self.facts.source(owner_node)
             if isinstance(owner_node, ast.Name) and owner_node.id in self._used_as_integers(frame.function):
@@ -3999,7 +4008,7 @@ def _pairs(first: Value, iterated: Value) -> Value:
 
 
 def _describe(value: Value, src: str) -> str:
-    if value.prec is Prec.CONVERTED and value.origin:
+    if (value.prec is Prec.CONVERTED or (value.origin and value.origin.stored)) and value.origin:
         # ``x.to(self.inv_freq.dtype)`` is described by the buffer it follows, said once.
         return value.origin.reason.removeprefix("the dtype of ")
     return f"'{src}'" if len(src) <= 40 else "the operand"

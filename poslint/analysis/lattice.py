@@ -124,13 +124,17 @@ class Origin:
     # Whether a cast of a tensor the module does not hold decided it (``ids.to(self.inv_freq.dtype)``
     # takes a buffer's dtype, but its values are not state the module holds).
     cast: bool = False
+    # Whether it is the read of a buffer or parameter the module stored in 16 bits at construction
+    # (``register_buffer("inv_freq", inv_freq.to(dtype))`` with ``dtype=torch.half``): an upcast at
+    # the read restores nothing.
+    stored: bool = False
 
     @staticmethod
     def at(node: ast.AST, reason: str, prec: Optional["Prec"] = None, relative: Optional[bool] = None,
-           exact: bool = False, float16: bool = False, cast: bool = False) -> "Origin":
+           exact: bool = False, float16: bool = False, cast: bool = False, stored: bool = False) -> "Origin":
         key = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
                getattr(node, "end_lineno", 0), getattr(node, "end_col_offset", 0))
-        return Origin(node, reason, key, prec, relative, exact, float16, cast)
+        return Origin(node, reason, key, prec, relative, exact, float16, cast, stored)
 
 
 @dataclass(frozen=True)

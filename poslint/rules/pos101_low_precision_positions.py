@@ -21,7 +21,9 @@ class LowPrecisionPositions(Rule):
     neighbour, so the model cannot tell them apart. A buffer's dtype changes when the model is
     converted with `model.to(torch.bfloat16)`, and loaders set the default dtype to the load
     dtype while they build the model, so code that is float32 in a unit test is 16-bit in
-    production.
+    production. A buffer the module stores in 16 bits at construction (`inv_freq.to(dtype)` with a
+    `dtype=torch.half` default) gives its dtype without any conversion: the message names it and
+    counts in its bits.
 
     The message assumes 8192 positions unless the code gives the grid's size: a literal
     (`torch.arange(24 * 24)`, a count held by `torch.full((1,), n)`), or the default of the

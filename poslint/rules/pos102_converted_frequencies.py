@@ -19,7 +19,11 @@ class LowPrecisionFrequencies(Rule):
     cast to 16 bits (`.half()`, `.to(x.dtype)`) before the product. It reports the place where
     they are consumed. Frequencies cast to 16 bits and upcast again before the product
     (`inv_freq.half()` kept, then `.float()` at use) are reported at the cast: the upcast restores
-    nothing. A converted buffer upcast at use is POS106's. A converted buffer of frequencies handed
+    nothing. A buffer the module stores in 16 bits at construction (`register_buffer("inv_freq",
+    inv_freq.to(dtype))` with a `dtype=torch.half` default, or `.bfloat16()`) is 16-bit whether or
+    not the model is converted: the message names the stored dtype and counts in its bits, an
+    upcast at the read restores nothing, and there is no fix (the stored dtype may be a
+    checkpoint's). A converted buffer upcast at use is POS106's. A converted buffer of frequencies handed
     in forward to code that poslint cannot read (a compiled rotary kernel: `ext.rotary(self.inv_freq,
     positions, q, k)`) is reported at the argument: whatever the kernel computes, it gets rounded
     frequencies. A buffer of a module that the project converts to float32 after construction, or
@@ -196,6 +200,10 @@ class Rotary(torch.nn.Module):
                     float32_copy_fix(facts, module_tensor_name(factor.origin.reason),
                                      facts.reading_class(factor.origin.node))
                 yield Finding(product.factor_node, message, fix)
+            elif factor.origin.stored:
+                # No fix at the read: an upcast there restores nothing, and the stored dtype may be a checkpoint's.
+                yield Finding(factor.origin.node, f"frequencies from {factor.origin.reason} enter "
+                                                  f"the angle product; {consequence}")
             else:
                 message = (f"frequencies are cast to {factor.origin.reason} before the angle product; "
                            f"{when(factor.prec)}{consequence}")
@@ -228,5 +236,7 @@ def _cast_then_upcast(facts, product, rounded):
                                       product_16bit=product.result.prec.may_be_16bit, divisor=product.op == "/",
                                       float16=rounded.float16, scale=facts.trig_scale(product))
     if consequence is not None:
-        yield Finding(rounded.node, f"frequencies are cast to {rounded.reason} and upcast again before the angle "
-                                    f"product, which restores nothing; {when(rounded.prec)}{consequence}{assumed}")
+        rounding = f"from {rounded.reason} are upcast" if rounded.stored else \
+            f"are cast to {rounded.reason} and upcast again"
+        yield Finding(rounded.node, f"frequencies {rounding} before the angle product, which restores nothing; "
+                                    f"{when(rounded.prec)}{consequence}{assumed}")
