@@ -239,6 +239,19 @@ def _modules_by_name(members: Dict[str, Value]) -> Value:
                  payload_key=("modules by name",) + tuple((k, v.payload_key) for k, v in members.items()))
 
 
+@dataclass(frozen=True, eq=False)
+class _Keywords:
+    """What a call passed into a function's ``**kwargs`` beyond its named parameters, by keyword:
+    forwarded with ``**kwargs`` (a wrapper's ``self.fn(x, **kwargs)``), they reach the callee's own."""
+
+    members: Dict[str, Value]
+
+
+def _keywords(members: Dict[str, Value]) -> Value:
+    return Value(sort=Sort.OTHER, payload=_Keywords(members),
+                 payload_key=("keywords",) + tuple(sorted(members.items(), key=lambda item: item[0])))
+
+
 # The payload key of an ``nn.ModuleList`` of modules known one by one (its payload, a tuple).
 MODULE_LIST_KEY = "module list"
 
@@ -703,7 +716,9 @@ class Interpreter:
         if spec.vararg:
             env[spec.vararg.arg] = UNKNOWN
         if spec.kwarg:
-            env[spec.kwarg.arg] = UNKNOWN
+            named = {a.arg for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)}
+            extra = {k: v for k, v in kwargs.items() if k not in named and k != UNPACKED_KEYWORDS}
+            env[spec.kwarg.arg] = _keywords(extra) if extra else UNKNOWN
 
     def _literal_arguments(self, passed: Sequence[Optional[ast.AST]], default: Optional[ast.AST],
                            frame: Frame, foreign: bool = False) -> Optional[Value]:
@@ -1731,7 +1746,7 @@ class Interpreter:
             return merge_all(value.payload) if value.payload else UNKNOWN
         if value.sort is Sort.PYFLOAT or value.sort is Sort.PYINT:
             return value
-        if isinstance(value.payload, _ModulesByName):  # ``self.nets["embed"]``
+        if isinstance(value.payload, (_ModulesByName, _Keywords)):  # ``self.nets["embed"]``, ``kwargs["rotary"]``
             key = node.slice.value if isinstance(node.slice, ast.Constant) else None
             return value.payload.members.get(key, UNKNOWN) if isinstance(key, str) else UNKNOWN
         if _is_list_of(value) and isinstance(value.payload, Value) and value.payload.sort is Sort.INSTANCE:
@@ -2232,7 +2247,9 @@ class Interpreter:
                 self._record(Handoff(arg_node, qual, value), ("handoff", node_key(arg_node), value))
         for k in node.keywords:
             if k.arg is None:
-                self.eval(k.value, frame)
+                unpacked = self.eval(k.value, frame)
+                if isinstance(unpacked.payload, _Keywords):  # forwarded: what the caller passed is known
+                    kwargs.update((name, v) for name, v in unpacked.payload.members.items() if name not in kwargs)
                 kwargs[UNPACKED_KEYWORDS] = UNKNOWN  # any parameter may be passed: none takes its default for sure
         for keyword in ("attn_mask", "attn_bias"):  # scaled_dot_product_attention, xformers: the bias as a mask
             if keyword in kwargs:
@@ -2287,6 +2304,10 @@ class Interpreter:
             if func.id == "enumerate":
                 return _pairs(Value(sort=Sort.PYINT), args[0])
             return _pairs(_element_of(args[0]), args[-1]) if len(args) == 2 else UNKNOWN
+        if isinstance(func, ast.Attribute) and func.attr in ("get", "pop") and args and isinstance(node.args[0], ast.Constant):
+            keywords = self.eval(func.value, frame).payload
+            if isinstance(keywords, _Keywords) and node.args[0].value in keywords.members:
+                return keywords.members[node.args[0].value]  # ``kwargs.get("rotary_emb")`` of a forwarded keyword
         if isinstance(func, ast.Attribute) and func.attr in MODULE_LOOKUPS and len(args) == 1 and frame.cls is not None \
                 and self._is_own_instance(self.eval(func.value, frame), frame):
             name = self.attr_name(node.args[0], frame)  # ``self.get_buffer("inv_freq")``
