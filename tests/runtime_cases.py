@@ -99,6 +99,8 @@ CASES = [
     # timesteps cast to a dtype bound by starred unpacking; a sinusoid table of float arange bounds
     Case(ROPE + "timesteps_dtype_by_starred_unpacking.py", kind="rotary", expect="fail", where=BF16, seq_len=1000),
     Case(ROPE + "sinusoid_table_float_bounds.py", kind="rotary", expect="collide", where=DEFAULT_BF16, seq_len=5000),
+    # positions counted as a running sum of ones shaped like the activations
+    Case(ROPE + "positions_counted_from_ones_like.py", kind="rotary", expect="collide", where=BF16),
     Case(ROPE + "falcon__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "freq_helper.py", kind="rotary", expect="fail", where=DEFAULT_BF16),
     Case(ROPE + "freq_helper__fixed.py", kind="rotary", expect="pass"),

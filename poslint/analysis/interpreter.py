@@ -2702,6 +2702,13 @@ class Interpreter:
             like = args[0] if args else UNKNOWN
             dtype = self._dtype_arg(kwargs, node)
             fill = args[1] if name == "full_like" and len(args) > 1 else kwargs.get("fill_value", UNKNOWN)
+            if dtype:
+                like = UNKNOWN  # a dtype given: nothing of the model's tensor's dtype is taken, nor rounded
+            elif args and like.prec is Prec.UNKNOWN:
+                # ``ones_like(x)`` of an input is ``ones(x.shape, dtype=x.dtype)``: the input's dtype
+                taken = self.dtype_of(like, node.args[0], frame)
+                origin = Origin.at(node, taken.origin.reason, taken.prec) if taken.origin else None
+                like = like.with_(prec=taken.prec, origin=origin, is_complex=taken.is_complex)
             base = tensor(like.prec, like.origin, is_complex=like.is_complex,
                           payload_key="ones" if name == "ones_like" else ONE_VALUE if name == "zeros_like" else None,
                           roles=fill.roles & {Role.POW2} if name == "full_like" else frozenset())

@@ -81,7 +81,8 @@ def make_float32(facts: ModuleFacts, node: ast.AST) -> List[Edit]:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         method = node.func.attr
         receiver = node.func.value
-        if method in ("arange", "linspace", "zeros", "ones", "full", "tensor", "empty", "logspace") and \
+        if method in ("arange", "linspace", "zeros", "ones", "full", "tensor", "empty", "logspace",
+                      "ones_like", "zeros_like", "full_like", "empty_like") and \
                 facts.names.qualname(node.func) is not None:
             return set_dtype_float32(facts, node)
         device = _device_of_like(facts, node)
