@@ -2152,6 +2152,10 @@ class Interpreter:
             # by positions here: it was frequencies blended per channel (YaRN), not angles.
             superseded = factor.recent
             factor = factor.with_(roles=(factor.roles - {Role.ANGLES}) | {Role.FREQS})
+        if factor.has(Role.SLOPES) and not factor.has(Role.FREQS) and key in self.sinks.trig:
+            # A geometric table whose product reaches cos/sin is frequencies, whatever its base
+            # (an axial rotary's ``logspace(0, k, n, base=2)`` scales): no bias added to scores.
+            factor = factor.with_(roles=(factor.roles - {Role.SLOPES}) | {Role.FREQS})
         kind = "alibi" if factor.has(Role.SLOPES) and not factor.has(Role.FREQS) else "rope"
         if kind == "alibi" and key in self.sinks.exponentiated:
             return None  # exp(-slope x distance) weighs by decay: a kernel, no bias added to scores

@@ -20,7 +20,8 @@ class AbsoluteAlibi16Bit(Rule):
     is reported where it becomes 16-bit, not again at a later cast, which rounds nothing more.
 
     The slopes are recognised by their shape (a power-of-two geometric sequence), or by where
-    the product goes: a position grid times a per-head factor whose values are not in the file
+    the product goes (a geometric table whose product reaches cos and sin is frequencies, as an
+    axial rotary's `logspace(0, k, n, base=2)` scales, not slopes): a position grid times a per-head factor whose values are not in the file
     (a constructor argument, a buffer, a parameter) that is handed to attention as a bias
     (`attn_mask=`, the input of `baddbmm`, a term of the scores that `softmax` normalises) is an
     ALiBi bias. A library's builder is known by what it does (transformers' BLOOM and Falcon
