@@ -605,7 +605,10 @@ class Interpreter:
             return UNKNOWN
         node = fn.node
         autocast_off = fn.autocast_off or bool(caller and caller.autocast_off)
-        default = caller.default if caller else self._default_dtype(fn)
+        # A method that runs after construction, called from code that does too (a script's
+        # ``model.sample()``), has its own default: the caller's is unknown only for its phase.
+        default = self._default_dtype(fn) if caller is None or (
+            caller.runtime and fn.runtime and fn.cls is not None) else caller.default
         dispatch = _subclass_instance(fn, self_value)
         # A method called on the caller's own ``self`` sees what the caller stored there so far
         # (a buffer registered again in float32 by a helper just before), and the caller sees
