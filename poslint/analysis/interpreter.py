@@ -84,6 +84,7 @@ METADATA_ATTRIBUTES = frozenset({"device", "dtype", "shape", "ndim", "is_cuda", 
 METADATA_CALLS = frozenset({"size", "dim", "numel", "to", "type", "type_as", "cuda", "cpu"})
 # The payload key of a tensor filled with one exact value other than one (zeros, ``full(shape, 6)``).
 ONE_VALUE = ONE_VALUE_KEYS[1]
+ZEROS = ONE_VALUE_KEYS[2]
 
 # Deep enough for helpers that call helpers; recursion is cut by the call stack, cost by the memo.
 MAX_CALL_DEPTH = 24
@@ -1283,7 +1284,7 @@ class Interpreter:
             empty = value.payload_key == ("const", None)
             (self.empty_at_construction if empty else self.built_at_construction).add((cls.name, attr))
         if value.payload_key in ("parameter", "buffer"):
-            value = value.with_(payload=None, payload_key=value.payload if value.payload in ("ones", ONE_VALUE) else None)
+            value = value.with_(payload=None, payload_key=value.payload if value.payload in ONE_VALUE_KEYS else None)
         if value.on_cpu:  # module.to(device) moves buffers and parameters; attributes get moved by hand
             value = value.with_(on_cpu=False)
         if storage != "plain" and value.sort is not Sort.TENSOR and not value.roles:
@@ -1869,9 +1870,13 @@ class Interpreter:
             return self.product(node, "@", left, left_node, right, right_node, frame) or \
                 tensor(self.promote(left, right, node, frame, division=False).prec,
                        recent=self._contraction_trace(node))
+        if isinstance(op, (ast.Mult, ast.Div)) and left.payload_key == ZEROS and left.is_tensor and right.is_number:
+            return left  # zeros scaled by a number: zeros, exact in every dtype
         if isinstance(op, ast.Mult):
             if Sort.TUPLE in (left.sort, right.sort) and (left.is_number or right.is_number):
                 return left if left.sort is Sort.TUPLE else right  # [t] * 2 repeats the same tensors
+            if right.payload_key == ZEROS and right.is_tensor and left.is_number:
+                return right
             product = self.product(node, "*", left, left_node, right, right_node, frame)
             if product is not None:
                 return product
@@ -2291,6 +2296,8 @@ class Interpreter:
                 and _const_number(args[0]) is not None:
             # int(original_max_position_embeddings * factor): a literal length, as POS301 needs
             return Value(sort=Sort.PYINT, payload_key=("const", int(_const_number(args[0]))))
+        if isinstance(func, ast.Name) and func.id == "int" and self._is_builtin("int", frame) and args:
+            return Value(sort=Sort.PYINT)  # int(step / steps * 1000): a Python int, whatever it converts
         if isinstance(func, ast.Name) and func.id in ("float", "max", "min") and self._is_builtin(func.id, frame) \
                 and args and all(_const_number(a) is not None for a in args):
             # float(max_timescale), max(0, context - 1): literal numbers stay literal
@@ -2702,7 +2709,9 @@ class Interpreter:
             if name == "ones":
                 # Its sides, where literal: a running count along one of them stays below it.
                 return value.with_(payload_key="ones", payload=_literal_sides(args))
-            if name == "zeros" or name == "full" and _exact_fill(fill):
+            if name == "zeros":
+                return value.with_(payload_key=ZEROS)
+            if name == "full" and _exact_fill(fill):
                 return value.with_(payload_key=ONE_VALUE)
             return value
         if name in LIKE:
@@ -2717,7 +2726,7 @@ class Interpreter:
                 origin = Origin.at(node, taken.origin.reason, taken.prec) if taken.origin else None
                 like = like.with_(prec=taken.prec, origin=origin, is_complex=taken.is_complex)
             base = tensor(like.prec, like.origin, is_complex=like.is_complex,
-                          payload_key="ones" if name == "ones_like" else ONE_VALUE if name == "zeros_like" else None,
+                          payload_key="ones" if name == "ones_like" else ZEROS if name == "zeros_like" else None,
                           roles=fill.roles & {Role.POW2} if name == "full_like" else frozenset())
             if name in RANDOM_CREATION:
                 base = base.with_(products=base.products | {RANDOM_DRAW} | ({UNIFORM_DRAW} if name == "rand_like" else set()))
@@ -3104,7 +3113,7 @@ class Interpreter:
         if name in NEW_TENSOR_METHODS:
             # ``like.new_zeros(shape, dtype=torch.float32)``: the receiver's dtype unless one is given.
             base = tensor(receiver.prec if receiver.is_tensor else Prec.UNKNOWN, receiver.origin,
-                          payload_key="ones" if name == "new_ones" else ONE_VALUE if name == "new_zeros" else None)
+                          payload_key="ones" if name == "new_ones" else ZEROS if name == "new_zeros" else None)
             dtype = self._dtype_arg(kwargs, node)
             return self.cast(base, dtype, node, node, frame, record=False) if dtype else base
         if name == "view" and args and args[0].sort is Sort.DTYPE:
@@ -3242,7 +3251,7 @@ class Interpreter:
                                 target.payload_key == CALLERS_DTYPE or prec is Prec.UNKNOWN),
                             payload=None if value.sort is Sort.TENSOR else value.payload,
                             payload_key=None if value.sort is Sort.TENSOR and value.payload_key not in (
-                                "parameter", "buffer", "ones", ONE_VALUE) else value.payload_key)
+                                "parameter", "buffer", *ONE_VALUE_KEYS) else value.payload_key)
         if value.payload_key and isinstance(value.payload_key, tuple) and value.payload_key[0] == "complex-buffer":
             after = after.with_(payload=None, payload_key=None)
         if record and not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and prec.may_be_16bit \

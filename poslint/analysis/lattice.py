@@ -312,7 +312,7 @@ def alternatives(value: Value) -> Tuple[Value, ...]:
 
 
 # The payload keys of a tensor filled with one exact value (ones, zeros, ``full(shape, 6)``).
-ONE_VALUE_KEYS = ("ones", "one-value")
+ONE_VALUE_KEYS = ("ones", "one-value", "zeros")
 
 
 def value_range(value: "Value") -> Tuple[float, float]:
