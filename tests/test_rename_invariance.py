@@ -114,13 +114,19 @@ def _kept_tokens(tree: ast.Module, mapping: Dict[str, str]) -> Set[Tuple[int, in
     # Attributes this file gives its own objects: self/class attributes, and its classes' methods
     # wherever they are called (``self.scaling.frequencies(...)``, ``super().frequencies(...)``).
     defined = _renamed(attrs | methods, imported)
+    parameters = {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments)
+                  for a in (*n.posonlyargs, *n.args, *n.kwonlyargs)}
     kept = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
             target = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            # A module held in a local (``for attn in self.layers: attn(x, rotary=r)``) is this
+            # file's: its keywords are its forward's parameters, renamed with them.
+            held_here = isinstance(func, ast.Name) and func.id in mapping
             if target not in local_functions:
-                kept |= {(k.lineno, k.col_offset) for k in node.keywords if k.arg}
+                kept |= {(k.lineno, k.col_offset) for k in node.keywords
+                         if k.arg and not (held_here and k.arg in parameters)}
         if isinstance(node, ast.Attribute):
             owner_is_self = isinstance(node.value, ast.Name) and node.value.id == "self"
             owner_is_local_class = isinstance(node.value, ast.Name) and node.value.id in local_functions
