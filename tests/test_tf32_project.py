@@ -50,6 +50,34 @@ def test_other_mentions_are_not_settings(text):
     assert reduced_matmul_setting("import torch\n" + text) is None
 
 
+# A context manager that switches TF32 for a block and restores what it found on exit.
+SWITCH = '''class Tf32Switch:
+    def __init__(self, enabled):
+        self.enabled = enabled
+        self.previous = None
+
+    def __enter__(self):
+        self.previous = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = self.enabled
+
+    def __exit__(self, *exc):
+        torch.backends.cuda.matmul.allow_tf32 = self.previous
+'''
+
+
+def test_a_restore_and_a_switch_every_use_turns_off_set_nothing():
+    assert reduced_matmul_setting("import torch\n" + SWITCH + "with Tf32Switch(False):\n    pass\n") is None
+    assert reduced_matmul_setting("import torch\n" + SWITCH + "with Tf32Switch(enabled=0):\n    pass\n") is None
+    restored = "import torch\nprev = torch.backends.cuda.matmul.allow_tf32\ntorch.backends.cuda.matmul.allow_tf32 = prev\n"
+    assert reduced_matmul_setting(restored) is None
+
+
+def test_a_switch_some_use_turns_on_is_a_setting():
+    text = "import torch\n" + SWITCH + "with Tf32Switch(False):\n    pass\nwith Tf32Switch(True):\n    pass\n"
+    assert reduced_matmul_setting(text) == (9, "allow_tf32")
+    assert reduced_matmul_setting("import torch\n" + SWITCH) == (9, "allow_tf32")  # no use here: any value
+
+
 def test_line_numbers_survive_multiline_strings():
     text = '"""\nline\nline\n"""\nimport torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n'
     assert reduced_matmul_setting(text) == (6, "allow_tf32")

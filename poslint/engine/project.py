@@ -3,7 +3,9 @@
 One fact so far: whether the project lets float32 matmuls run at reduced precision (TF32, or
 bfloat16 internally), which POS107 needs and no single file can tell. The settings are:
 
-* ``torch.backends.cuda.matmul.allow_tf32 = <anything but False or 0>``;
+* ``torch.backends.cuda.matmul.allow_tf32 = <anything but False or 0>``, but for a restore of a
+  value read from ``allow_tf32`` (a context manager's exit) and a constructor flag that every
+  instantiation of its class in the file passes as ``False``;
 * ``torch.set_float32_matmul_precision(<anything but "highest">)``, or any other mention of
   that function (an alias of it, passed around, is a call we cannot see);
 * ``torch.backends.fp32_precision = ...``, ``torch.backends.cuda.matmul.fp32_precision = ...``
@@ -84,9 +86,13 @@ def reduced_matmul_setting(text: str) -> Optional[Tuple[int, str]]:
         return None
     code = _code(text)
     found = []
+    tree = None
     for match in _ALLOW_TF32.finditer(code):
         if match.group(1) != "cudnn" and match.group(2) not in ("False", "0"):
-            found.append((match.start(), "allow_tf32"))
+            if tree is None:
+                tree = _parsed(text)
+            if not _sets_nothing_new(tree, code.count("\n", 0, match.start()) + 1):
+                found.append((match.start(), "allow_tf32"))
     for match in _SET_PRECISION.finditer(code):
         if match.group(1) is None:
             found.append((match.start(), "set_float32_matmul_precision"))
@@ -97,6 +103,54 @@ def reduced_matmul_setting(text: str) -> Optional[Tuple[int, str]]:
         return None
     start, what = min(found)
     return code.count("\n", 0, start) + 1, what
+
+
+def _parsed(text: str) -> Optional[ast.Module]:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # (a notebook's cells, a file that does not parse: the text decides)
+
+
+def _sets_nothing_new(tree: Optional[ast.Module], line: int) -> bool:
+    """Whether the ``allow_tf32`` assignment on ``line`` sets nothing new: it restores a value read
+    from ``allow_tf32`` (a context manager's exit: ``allow_tf32 = self.previous``), or sets a
+    constructor flag that every instantiation of its class in the file passes as ``False``."""
+    if tree is None:
+        return False
+    value = next((node.value for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.lineno == line
+                  and any(isinstance(t, ast.Attribute) and t.attr == "allow_tf32" for t in node.targets)), None)
+    if not isinstance(value, (ast.Name, ast.Attribute)):
+        return False
+    # (compared as text: a target and a read of one name differ in their context)
+    saved = {ast.unparse(target) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+             and isinstance(node.value, ast.Attribute) and node.value.attr == "allow_tf32" for target in node.targets}
+    if ast.unparse(value) in saved:
+        return True
+    if not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self"):
+        return False
+    for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                and node.lineno <= line <= (node.end_lineno or node.lineno)):
+        init = next((item for item in cls.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+        if init is None:
+            continue
+        params = [a.arg for a in init.args.args[1:]]
+        flag = next((stmt.value.id for stmt in ast.walk(init) if isinstance(stmt, ast.Assign)
+                     and isinstance(stmt.value, ast.Name) and stmt.value.id in params
+                     and any(ast.unparse(t) == ast.unparse(value) for t in stmt.targets)), None)
+        if flag is None:
+            continue
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                 and isinstance(node.func, ast.Name) and node.func.id == cls.name]
+        index = params.index(flag)
+
+        def passed(call: ast.Call) -> Optional[ast.AST]:
+            given = {k.arg: k.value for k in call.keywords}
+            return call.args[index] if index < len(call.args) else given.get(flag)
+
+        return bool(calls) and all(isinstance(passed(c), ast.Constant) and passed(c).value in (False, 0)
+                                   for c in calls)
+    return False
 
 
 def _notebook_code(data: bytes) -> Optional[str]:
