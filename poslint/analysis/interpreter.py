@@ -450,15 +450,19 @@ class Interpreter:
 
     # ---- other modules of the project ------------------------------------------------------
 
-    def _phases_elsewhere(self, fn: FunctionInfo, producers: Sequence[str] = ()) -> Optional[Set[bool]]:
-        """The phases in which the other modules of this module's package call its function ``fn``;
-        for a method, on the instances they hold, built by ``producers`` (its class, factories)."""
+    def _phases_elsewhere(self, fn: FunctionInfo, producers: Sequence[str] = (),
+                          reached: Sequence[FunctionInfo] = ()) -> Optional[Set[bool]]:
+        """The phases in which the other modules of this module's package call its function ``fn``
+        (which calls the module's functions ``reached``); for a method, on the instances they hold,
+        built by ``producers`` (its class, factories)."""
         if not self.module_name:
             return None
         if fn.cls is not None:
             return self.project.method_phases_elsewhere(self.module_name, list(producers), fn.name,
                                                         self.facts.source(fn.node))
-        return self.project.phases_elsewhere(self.module_name, fn.name, self.facts.source(fn.node))
+        # (its phase is also that of the module's functions it calls: their text counts too)
+        text = "\n".join(self.facts.source(f.node) for f in (fn, *reached))
+        return self.project.phases_elsewhere(self.module_name, fn.name, text)
 
     def _imported(self, qual: str) -> Optional[object]:
         """What an imported dotted name is in the project (see Project.definition), if followed."""
@@ -636,28 +640,37 @@ class Interpreter:
         env: Dict[str, Value] = dict(fn.closure or {})
         self._bind_params(fn, node.args, args, kwargs, env, standalone, dispatch, self_value)
         env.update(incoming)
-        frame = Frame(fn, env, runtime=runtime, autocast_off=autocast_off, default=default, dispatch=dispatch)
+        # A free function's flag that this call leaves unsettled (``build_bias(n, full=not causal)``)
+        # is run once per value: each run settles every test of it alike, so what one branch
+        # builds (an absolute bias) is not merged into what the other does (a relative one).
+        flag = _unsettled_flag(fn, env) if fn.cls is None else None
+        variants = [env] if flag is None else [{**env, flag: TRUE_CONSTANT}, {**env, flag: FALSE_CONSTANT}]
+        frames = [Frame(fn, variant, runtime=runtime, autocast_off=autocast_off, default=default, dispatch=dispatch)
+                  for variant in variants]
         self.stack.append(fn)
         try:
-            if isinstance(node, ast.Lambda):
-                frame.returns.append(self.eval(node.body, frame))
-            else:
-                self.exec_block(node.body, frame)
-            frame.exits.append(_stored_on_self(frame.env))
-        except _Return:
-            pass
+            for frame in frames:
+                try:
+                    if isinstance(node, ast.Lambda):
+                        frame.returns.append(self.eval(node.body, frame))
+                    else:
+                        self.exec_block(node.body, frame)
+                    frame.exits.append(_stored_on_self(frame.env))
+                except _Return:
+                    pass
         except RecursionError:
             raise
         finally:
             self.stack.pop()
         if on_self:
+            frame = frames[0]
             stored = {name: value for name, value in _stored_on_every_path(frame.exits, incoming).items()
                       if name not in frame.stored_on_some_paths}
             self.memo[(STORES_ON_SELF, key)] = stored
             caller.env.update(stored)
             caller.stored_by_calls.update(stored)
         result = UNKNOWN
-        for value in frame.returns:
+        for value in (value for frame in frames for value in frame.returns):
             result = value if result is UNKNOWN else merge(result, value)
         self.memo[key] = result
         return result
@@ -4218,6 +4231,29 @@ def _count_extent(receiver: Value, args: List[Value], kwargs: Dict[str, Value]) 
 
 def _is_flag(default: Optional[ast.AST]) -> bool:
     return isinstance(default, ast.Constant) and isinstance(default.value, bool)
+
+
+def _unsettled_flag(fn: FunctionInfo, env: Dict[str, Value]) -> Optional[str]:
+    """The first parameter of ``fn`` with a ``True``/``False`` default that an ``if`` of its body
+    tests (``if full:``, ``if not full:``) and that is bound to no known boolean here; None if none."""
+    node = fn.node
+    if isinstance(node, ast.Lambda):
+        return None
+    spec = node.args
+    positional = spec.posonlyargs + spec.args
+    defaults = dict(zip((a.arg for a in positional[len(positional) - len(spec.defaults):]), spec.defaults))
+    defaults.update((a.arg, d) for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None)
+    flags = {name for name, default in defaults.items() if _is_flag(default)
+             and env.get(name) not in (TRUE_CONSTANT, FALSE_CONSTANT)}
+    if not flags:
+        return None
+    for stmt in walk(node):
+        if isinstance(stmt, ast.If):
+            test = stmt.test.operand if isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) \
+                else stmt.test
+            if isinstance(test, ast.Name) and test.id in flags:
+                return test.id
+    return None
 
 
 def _may_take_flags(init: ast.AST, cls: ast.ClassDef) -> bool:

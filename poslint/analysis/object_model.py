@@ -697,7 +697,7 @@ class ModuleModel:
             for fn in self.functions.values():
                 if not fn.callers:  # a free function this module never calls: maybe its package does
                     fn.callers |= {CALLED_ELSEWHERE_AFTER_CONSTRUCTION if runtime else CALLED_ELSEWHERE_AT_CONSTRUCTION
-                                   for runtime in phases_elsewhere(fn) or ()}
+                                   for runtime in phases_elsewhere(fn, (), self.reached_from(fn)) or ()}
         construction = _closed_under_callers(all_fns, roots)
         if phases_elsewhere is not None:
             # A method only construction calls here (``update()`` from ``__init__``) may be called
@@ -846,6 +846,17 @@ class ModuleModel:
                             if is_self_attr(target):
                                 stored.setdefault((cls, target.attr), []).append((method, node.value))
         return stored
+
+    def reached_from(self, fn: FunctionInfo) -> List[FunctionInfo]:
+        """The module's functions that ``fn`` calls, directly or through one another."""
+        reached: Dict[int, FunctionInfo] = {id(fn.node): fn}
+        todo = [fn]
+        while todo:
+            for callee in self.syntactic_callees(todo.pop()):
+                if id(callee.node) not in reached:
+                    reached[id(callee.node)] = callee
+                    todo.append(callee)
+        return [f for f in reached.values() if f is not fn]
 
     def syntactic_callees(self, fn: FunctionInfo, skipped: Set[int] = frozenset(),
                           within: Optional[ast.AST] = None) -> Iterable[FunctionInfo]:

@@ -193,7 +193,8 @@ class Project:
         call the free function ``name`` of the host ``module`` (its source ``text``), which the host
         itself never calls. None when that is not known: no module calls it, one only names it or
         calls it from code of unknown phase, or over :data:`MAX_IMPORTERS` modules import it. A
-        function whose text cannot hold a finding is not looked for."""
+        function whose ``text`` (its own and that of the host's functions it calls) cannot hold a
+        finding is not looked for."""
         if not self.may_matter(text):
             return None
         importers = self.source.importers(module, name)

@@ -17,7 +17,10 @@ class AbsoluteAlibi16Bit(Rule):
     relative one shifted by an offset that bfloat16 may not hold (`key - query + (S - 1)`, the
     "inverted" form): its diagonal moves to that offset. A shift by a literal up to 256 keeps it
     relative. A bias already made in 16 bits (Falcon's bfloat16 slopes times absolute positions)
-    is reported where it becomes 16-bit, not again at a later cast, which rounds nothing more.
+    is reported where it becomes 16-bit, not again at a later cast, which rounds nothing more (nor is
+    a bias cast to the activations' dtype once, then again). A builder's flag that the caller leaves
+    open (`build_alibi_bias(n, s, full=not causal)`) is followed one value at a time: the path where
+    the bias stays absolute is reported.
 
     The slopes are recognised by their shape (a power-of-two geometric sequence), or by where
     the product goes (a geometric table whose product reaches cos and sin is frequencies, as an
@@ -111,9 +114,10 @@ def forward(x):
     def check(self, facts):
         for cast in facts.casts:
             before, after = cast.before, cast.after
-            # (a bias already made 16-bit lost its precision there, where it is reported)
+            # (a bias already made 16-bit, or cast to the activations' dtype before, lost its precision
+    # there, where it is reported)
             if before.has(Role.BIAS) and before.relative is False and after.prec.may_be_16bit \
-                    and before.prec is not Prec.LOW:
+                    and before.prec not in (Prec.LOW, Prec.ACTIVATION):
                 yield Finding(cast.node, f"ALiBi bias from absolute positions is cast to {after.origin.reason}; "
                                          f"{when(after.prec)}{_COLLAPSE}", _cast_fix(facts, cast))
         for store in facts.stores:
