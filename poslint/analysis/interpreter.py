@@ -3976,12 +3976,32 @@ def _vector_along_last(grid: Value, other_node: ast.AST, dims: Iterable[int]) ->
     with cos and sin concatenated along the last axis: the grid runs along the channels."""
     if not (grid.ndim == 1 and -1 in tuple(dims)):
         return False
+    while isinstance(other_node, ast.BinOp) and isinstance(other_node.op, (ast.Mult, ast.Div)):
+        # scaled by literals first (``2 * math.pi * x.unsqueeze(-1)``): the same axes
+        if _literal_scale(other_node.left) and not isinstance(other_node.op, ast.Div):
+            other_node = other_node.right
+        elif _literal_scale(other_node.right):
+            other_node = other_node.left
+        else:
+            break
     if isinstance(other_node, ast.Call) and isinstance(other_node.func, ast.Attribute) \
             and other_node.func.attr == "unsqueeze" and len(other_node.args) == 1:
         return _const_int(other_node.args[0]) == -1
     if isinstance(other_node, ast.Subscript):
         parts = other_node.slice.elts if isinstance(other_node.slice, ast.Tuple) else [other_node.slice]
         return len(parts) > 1 and isinstance(parts[-1], ast.Constant) and parts[-1].value is None
+    return False
+
+
+def _literal_scale(node: ast.AST) -> bool:
+    """A number written in the code: a literal, a constant of ``math``/``numpy``/``torch``
+    (``math.pi``), or a product of them."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("pi", "tau", "e") and isinstance(node.value, ast.Name)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        return _literal_scale(node.left) and _literal_scale(node.right)
     return False
 
 
