@@ -2569,8 +2569,17 @@ class Interpreter:
         weight = tensor(Prec.CONVERTED, Origin.at(call.func, reason, Prec.CONVERTED),
                         products=frozenset({RANDOM_DRAW}), ndim=2)
         coordinates = in_features is not None and in_features <= MOST_COORDINATES
-        return coordinates and self.product(call, "linear", x, call.args[0], weight, call.func, frame) or \
-            tensor(self.promote(x, weight, call, frame, division=False).prec, recent=self._trace(call, x, weight))
+        product = coordinates and self.product(call, "linear", x, call.args[0], weight, call.func, frame)
+        if product:
+            return product
+        prec = self.promote(x, weight, call, frame, division=False).prec
+        if prec in (Prec.CONVERTED, Prec.ACTIVATION):
+            # A layer's output is an activation: 16-bit after a conversion and under autocast alike.
+            source = self.facts.source(call)
+            origin = Origin.at(call, f"the activation dtype ({source if len(source) <= 40 else 'a layer output'})",
+                               Prec.ACTIVATION)
+            return tensor(Prec.ACTIVATION, origin, recent=self._trace(call, x, weight))
+        return tensor(prec, recent=self._trace(call, x, weight))
 
     def _dtype_arg(self, kwargs: Dict[str, Value], node: Optional[ast.Call] = None) -> Optional[Value]:
         """The ``dtype=`` argument as a dtype value; None when absent or ``None``."""
