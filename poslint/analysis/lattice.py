@@ -331,6 +331,11 @@ def merge(a: Value, b: Value) -> Value:
     """Join two values that reach the same program point along different paths."""
     if a == b:
         return a
+    if a.sort is Sort.TUPLE and b.sort is Sort.TUPLE and isinstance(a.payload, tuple) and isinstance(b.payload, tuple) \
+            and len(a.payload) == len(b.payload) and a.payload_key == a.payload and b.payload_key == b.payload:
+        # ``return memory, proposals`` on two paths: each element is joined with its own
+        elements = tuple(merge(x, y) for x, y in zip(a.payload, b.payload))
+        return Value(sort=Sort.TUPLE, payload=elements, payload_key=elements)
     constants = [v for v in (a, b) if v.is_tensor and v.payload_key in ONE_VALUE_KEYS and v.prec.may_be_16bit]
     if len(constants) == 1:
         # One path holds a 16-bit tensor of one exact value (a zeros padding point): it rounds
