@@ -2256,6 +2256,10 @@ class Interpreter:
         if not (qual and qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in TRANSFORMING):
             for value in list(args) + list(kwargs.values()):
                 self._escape(value)
+        # A tensor of one value filled or updated in place (``t_in.fill_(t)``) holds other values now.
+        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and func.attr not in VALUE_KEEPING | {"zero_"} \
+                and isinstance(func.value, ast.Name) and _holds_one_value(frame.env.get(func.value.id, UNKNOWN)):
+            frame.env[func.value.id] = frame.env[func.value.id].with_(payload_key=None)
         # Code we cannot read (a compiled extension) may fill a tensor it is handed in place:
         # zeros passed to ``ext.gen_position_ids(ids, ...)`` no longer hold one value.
         filled = [arg_node.id for arg_node, value in zip(node.args, args) if isinstance(arg_node, ast.Name)
