@@ -2007,7 +2007,12 @@ class Interpreter:
             # isnan(x) * 2.0 takes the default dtype here, and holds 0 and 2: exactly
             value = value.with_(origin=replace(value.origin, exact=True))
         if _holds_one_value(value) and not all(_holds_one_value(v) or _exact_fill(v) for v in (left, right)):
-            value = value.with_(payload_key=None)  # ones * timestep holds the timesteps
+            # ones * timestep holds the timesteps (one per call, many across calls); ones times a number
+            # fixed for every call (a literal, the module's own attribute: a clean timestep's scale) one value
+            fixed = isinstance(op, (ast.Mult, ast.Div)) and any(
+                v.is_number and (_const_number(v) is not None or is_self_attr(n))
+                for v, n in ((left, left_node), (right, right_node)))
+            value = value.with_(payload_key=ONE_VALUE if fixed else None)
         if isinstance(op, ast.Mult) and any(
                 v.has(Role.POSITIONS) and not w.is_number and w.payload_key != NUMBER_LIKE.payload_key
                 and (unknown_operand(w) or w.has(Role.POSITIONS)) for v, w in ((left, right), (right, left))):
