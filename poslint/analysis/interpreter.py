@@ -4017,7 +4017,8 @@ def _literal_scale(node: ast.AST) -> bool:
     if isinstance(node, ast.Constant):
         return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
     if isinstance(node, ast.Attribute):
-        return node.attr in ("pi", "tau", "e") and isinstance(node.value, ast.Name)
+        return node.attr in ("pi", "tau", "e") and isinstance(node.value, ast.Name) \
+            and node.value.id in ("math", "np", "numpy", "torch")
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
         return _literal_scale(node.left) and _literal_scale(node.right)
     return False
