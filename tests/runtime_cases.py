@@ -101,6 +101,8 @@ CASES = [
     Case(ROPE + "sinusoid_table_float_bounds.py", kind="rotary", expect="collide", where=DEFAULT_BF16, seq_len=5000),
     # positions counted as a running sum of ones shaped like the activations
     Case(ROPE + "positions_counted_from_ones_like.py", kind="rotary", expect="collide", where=BF16),
+    # positions in the dtype of projected queries: 16-bit after a conversion and under autocast alike
+    Case(ROPE + "positions_in_layer_output_dtype.py", kind="rotary", expect="collide", where=BF16 + AUTOCAST),
     Case(ROPE + "falcon__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "freq_helper.py", kind="rotary", expect="fail", where=DEFAULT_BF16),
     Case(ROPE + "freq_helper__fixed.py", kind="rotary", expect="pass"),

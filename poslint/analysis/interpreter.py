@@ -2314,12 +2314,11 @@ class Interpreter:
                 self.assign_attr(frame, name, args[1 + unbound], node, node.args[1 + unbound],
                                  name_node=node.args[unbound])
             return UNKNOWN
-        if isinstance(func, ast.Name) and func.id == "int" and self._is_builtin("int", frame) and len(args) == 1 \
-                and _const_number(args[0]) is not None:
-            # int(original_max_position_embeddings * factor): a literal length, as POS301 needs
-            return Value(sort=Sort.PYINT, payload_key=("const", int(_const_number(args[0]))))
         if isinstance(func, ast.Name) and func.id == "int" and self._is_builtin("int", frame) and args:
-            return Value(sort=Sort.PYINT)  # int(step / steps * 1000): a Python int, whatever it converts
+            # A Python int, whatever it converts (int(step / steps * 1000)); a literal length where
+            # it folds (int(original_max_position_embeddings * factor)), as POS301 needs.
+            number = _const_number(args[0]) if len(args) == 1 else None
+            return Value(sort=Sort.PYINT, payload_key=("const", int(number)) if number is not None else None)
         if isinstance(func, ast.Name) and func.id in ("float", "max", "min") and self._is_builtin(func.id, frame) \
                 and args and all(_const_number(a) is not None for a in args):
             # float(max_timescale), max(0, context - 1): literal numbers stay literal

@@ -105,17 +105,11 @@ def reduced_matmul_setting(text: str) -> Optional[Tuple[int, str]]:
     return code.count("\n", 0, start) + 1, what
 
 
-def _parsed(text: str) -> Optional[ast.Module]:
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # (a notebook's cells, a file that does not parse: the text decides)
-
-
 def _sets_nothing_new(tree: Optional[ast.Module], line: int) -> bool:
     """Whether the ``allow_tf32`` assignment on ``line`` sets nothing new: it restores a value read
     from ``allow_tf32`` (a context manager's exit: ``allow_tf32 = self.previous``), or sets a
-    constructor flag that every instantiation of its class in the file passes as ``False``."""
+    constructor flag that every instantiation of its class in the file passes as ``False``. (A file
+    that does not parse, a notebook's cells: the text decides.)"""
     if tree is None:
         return False
     value = next((node.value for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.lineno == line
@@ -123,34 +117,28 @@ def _sets_nothing_new(tree: Optional[ast.Module], line: int) -> bool:
     if not isinstance(value, (ast.Name, ast.Attribute)):
         return False
     # (compared as text: a target and a read of one name differ in their context)
+    source = ast.unparse(value)
     saved = {ast.unparse(target) for node in ast.walk(tree) if isinstance(node, ast.Assign)
              and isinstance(node.value, ast.Attribute) and node.value.attr == "allow_tf32" for target in node.targets}
-    if ast.unparse(value) in saved:
-        return True
-    if not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self"):
+    return source in saved or (source.startswith("self.") and any(
+        _flag_always_false(tree, cls, source) for cls in ast.walk(tree)
+        if isinstance(cls, ast.ClassDef) and cls.lineno <= line <= (cls.end_lineno or cls.lineno)))
+
+
+def _flag_always_false(tree: ast.Module, cls: ast.ClassDef, attribute: str) -> bool:
+    """Whether ``attribute`` (``self.enabled``) is set in ``cls``'s constructor from a parameter that
+    every instantiation of ``cls`` in the file passes as ``False`` or ``0`` (and there is one)."""
+    init = next((item for item in cls.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+    params = [a.arg for a in init.args.args[1:]] if init is not None else []
+    flag = next((stmt.value.id for stmt in ast.walk(init) if isinstance(stmt, ast.Assign)
+                 and isinstance(stmt.value, ast.Name) and stmt.value.id in params
+                 and any(ast.unparse(t) == attribute for t in stmt.targets)), None) if init is not None else None
+    if flag is None:
         return False
-    for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
-                and node.lineno <= line <= (node.end_lineno or node.lineno)):
-        init = next((item for item in cls.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
-        if init is None:
-            continue
-        params = [a.arg for a in init.args.args[1:]]
-        flag = next((stmt.value.id for stmt in ast.walk(init) if isinstance(stmt, ast.Assign)
-                     and isinstance(stmt.value, ast.Name) and stmt.value.id in params
-                     and any(ast.unparse(t) == ast.unparse(value) for t in stmt.targets)), None)
-        if flag is None:
-            continue
-        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
-                 and isinstance(node.func, ast.Name) and node.func.id == cls.name]
-        index = params.index(flag)
-
-        def passed(call: ast.Call) -> Optional[ast.AST]:
-            given = {k.arg: k.value for k in call.keywords}
-            return call.args[index] if index < len(call.args) else given.get(flag)
-
-        return bool(calls) and all(isinstance(passed(c), ast.Constant) and passed(c).value in (False, 0)
-                                   for c in calls)
-    return False
+    index = params.index(flag)
+    passed = [c.args[index] if index < len(c.args) else {k.arg: k.value for k in c.keywords}.get(flag)
+              for c in ast.walk(tree) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == cls.name]
+    return bool(passed) and all(isinstance(p, ast.Constant) and p.value in (False, 0) for p in passed)
 
 
 def _notebook_code(data: bytes) -> Optional[str]:
