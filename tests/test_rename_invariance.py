@@ -116,14 +116,21 @@ def _kept_tokens(tree: ast.Module, mapping: Dict[str, str]) -> Set[Tuple[int, in
     defined = _renamed(attrs | methods, imported)
     parameters = {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments)
                   for a in (*n.posonlyargs, *n.args, *n.kwonlyargs)}
+    classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    # Attributes holding an instance of this file's classes (``self.first = Block(dim)``).
+    held_attrs = {t.attr for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
+                  if isinstance(t, ast.Attribute) and any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                                                          and c.func.id in classes for c in ast.walk(n.value))}
     kept = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
             target = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-            # A module held in a local (``for attn in self.layers: attn(x, rotary=r)``) is this
-            # file's: its keywords are its forward's parameters, renamed with them.
-            held_here = isinstance(func, ast.Name) and func.id in mapping
+            # A module held in a local (``for attn in self.layers: attn(x, rotary=r)``) or in an
+            # attribute that holds one of this file's classes is this file's: its keywords are its
+            # forward's parameters, renamed with them.
+            held_here = (isinstance(func, ast.Name) and func.id in mapping) or (
+                isinstance(func, ast.Attribute) and func.attr in held_attrs and func.attr in mapping)
             if target not in local_functions:
                 kept |= {(k.lineno, k.col_offset) for k in node.keywords
                          if k.arg and not (held_here and k.arg in parameters)}

@@ -91,3 +91,13 @@ def test_matrix_products_need_one_dtype_where_einsum_and_outer_promote():
             product()
     assert torch.einsum("i,j->ij", positions, frequencies).dtype == torch.float32
     assert torch.outer(positions, frequencies).dtype == torch.float32
+
+
+def test_fsdp2_casts_float_arguments_of_a_sharded_forward_and_leaves_buffers():
+    script = load_conversion_script()
+    cast = script._sharded_forward({"param_dtype": torch.bfloat16})
+    assert cast["argument"].dtype == torch.bfloat16 and cast["argument"].unique().numel() == 1
+    assert cast["ids"] == torch.int64 and cast["weight"] == torch.bfloat16
+    assert cast["frequencies"].dtype == torch.float32
+    kept = script._sharded_forward({"param_dtype": torch.bfloat16, "cast_forward_inputs": False})
+    assert kept["argument"].dtype == torch.float32

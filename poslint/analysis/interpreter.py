@@ -2493,6 +2493,9 @@ class Interpreter:
         if callee.sort is Sort.INSTANCE and isinstance(payload, ClassInfo):
             forward = payload.lookup_method("forward")
             if forward is not None:
+                cast_to = payload.inputs_cast_to()
+                if cast_to is not None and frame.runtime and isinstance(self._call_site, ast.Call):
+                    args, kwargs = self._sharded_entry(self._call_site, payload, forward, cast_to, args, kwargs)
                 return self.call(forward, args, kwargs, callee, frame)
         if isinstance(payload, _LinearModule) and args and frame.runtime and isinstance(self._call_site, ast.Call) \
                 and self._call_site.args:
@@ -2514,6 +2517,30 @@ class Interpreter:
                 value = self.call_value(module, [value], frame) or UNKNOWN_TENSOR
             return value
         return None
+
+    @staticmethod
+    def _sharded_entry(call: ast.Call, cls: ClassInfo, forward: FunctionInfo, dtype: str, args: Sequence[Value],
+                       kwargs: Dict[str, Value]) -> Tuple[List[Value], Dict[str, Value]]:
+        """The arguments as the forward of a module FSDP2 shards with a mixed-precision policy gets
+        them: each floating tensor cast to the policy's param dtype (``cast_forward_inputs``)."""
+        spec = forward.node.args
+        names = [a.arg for a in (*spec.posonlyargs, *spec.args)][1:]
+        starred = any(isinstance(a, ast.Starred) for a in call.args)
+
+        def entered(value: Value, node: ast.AST, name: str) -> Value:
+            if not value.is_tensor or value.is_complex or value.prec not in (Prec.F32, Prec.F64, Prec.DEFAULT):
+                return value
+            target = "the policy's param_dtype" if dtype == "param_dtype" else dtype
+            reason = f"the argument '{name}', which FSDP2's MixedPrecisionPolicy casts to {target} " \
+                     f"where {cls.name}.forward begins"
+            return value.with_(prec=Prec.LOW, origin=Origin.at(node, reason, Prec.LOW, relative=value.relative,
+                                                                float16=dtype == "float16"))
+
+        positional = [entered(value, call.args[i], names[i] if i < len(names) else f"#{i + 1}")
+                      if not starred and i < len(call.args) else value for i, value in enumerate(args)]
+        nodes = {k.arg: k.value for k in call.keywords if k.arg is not None}
+        named = {name: entered(value, nodes[name], name) if name in nodes else value for name, value in kwargs.items()}
+        return positional, named
 
     def _library_rotation(self, call: ast.Call, rotary: _LibraryRotary, operand: Value, frame: Frame) -> Value:
         """A library rotary module (``rotary-module``) at ``call``: its method rotates ``operand`` by

@@ -15,8 +15,9 @@ from poslint.analysis.facts import WILDCARD, family_matches
 from poslint.analysis.lattice import Prec, Value
 from poslint.analysis.subtrees import index_module, walk
 from poslint.analysis.torch_api import (ANNOTATION_KINDS, AUTOCAST_SIGNATURES, LINEAR_MODULES, CONSTRUCTION_ROOTS,
-                                        CONVERSION_HOOKS, DEVICE_ATTRIBUTES, DTYPE_ATTRIBUTES, DTYPES,
-                                        KEEP_FLOAT32_LISTS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS,
+                                        CONVERSION_HOOKS, DEVICE_ATTRIBUTES, DTYPE_ATTRIBUTES, DTYPES, FULLY_SHARD,
+                                        KEEP_FLOAT32_LISTS, MIXED_PRECISION_POLICIES, MODULE_REGISTRATIONS,
+                                        MODULE_TENSOR_DICTS,
                                         WIDENING_MODULE_CASTS, WIDENING_MODULE_MOVES)
 
 
@@ -87,6 +88,10 @@ class ClassInfo:
     # Its tensors that a model's keep-in-float32 list names (ALL_ATTRS: every one), found where the
     # model holds it: loaders keep them float32.
     kept_float32: Set[str] = field(default_factory=set)
+    # Its methods that shard the instance itself with a mixed-precision policy
+    # (``fully_shard(self, mp_policy=...)``), and the dtype FSDP2 then casts the forward's floating
+    # arguments to: the dtype's name, or "param_dtype" when a caller chooses it.
+    sharding_methods: Dict[str, str] = field(default_factory=dict)
     base_nodes: List[ast.AST] = field(default_factory=list)
     home_ref: Optional["weakref.ref"] = None  # the interpreter of the module that defines it
     sealed: bool = False  # its bases are final
@@ -111,6 +116,16 @@ class ClassInfo:
             for key, found in cls.attrs.items():
                 if family_matches(key, name):
                     return found
+        return None
+
+    def inputs_cast_to(self) -> Optional[str]:
+        """The dtype FSDP2 casts the forward's floating arguments to, where a method the instance
+        runs (not one an override replaces) shards it with a mixed-precision policy."""
+        mro = self.mro()
+        for name in {name for cls in mro for name in cls.sharding_methods}:
+            owner = next(cls for cls in mro if name in cls.methods)
+            if name in owner.sharding_methods:
+                return owner.sharding_methods[name]
         return None
 
     def mro(self) -> Tuple["ClassInfo", ...]:
@@ -517,6 +532,40 @@ class ModuleModel:
                     self._holders.setdefault(part, []).append(cls)
         return self._holders.get(name, [])
 
+    def _sharded_inputs_dtype(self, fn: FunctionInfo) -> Optional[str]:
+        """What ``fn`` has FSDP2 cast its own instance's forward arguments to: it shards its first
+        parameter (``fully_shard(self, mp_policy=policy)``) with a policy that sets a 16-bit param
+        dtype, or that a caller passes (``**fsdp_kwargs``, a policy built elsewhere)."""
+        params = [*fn.node.args.posonlyargs, *fn.node.args.args]
+        if not params or is_static(fn.node):
+            return None
+        policies = {target.id: stmt.value for stmt in walk(fn.node) if isinstance(stmt, ast.Assign)
+                    for target in stmt.targets if isinstance(target, ast.Name)}
+        for call in walk(fn.node):
+            if isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Name) \
+                    and call.args[0].id == params[0].arg and self.names.qualname(call.func) in FULLY_SHARD:
+                policy = next((k.value for k in call.keywords if k.arg == "mp_policy"), None)
+                if policy is None:  # only what ``**kwargs`` may carry
+                    dtype = "param_dtype" if any(k.arg is None for k in call.keywords) else None
+                else:
+                    dtype = self._policy_dtype(policies.get(policy.id, policy) if isinstance(policy, ast.Name) else policy)
+                if dtype is not None:
+                    return dtype
+        return None
+
+    def _policy_dtype(self, policy: ast.AST) -> Optional[str]:
+        if not (isinstance(policy, ast.Call) and self.names.qualname(policy.func) in MIXED_PRECISION_POLICIES):
+            return "param_dtype"  # a policy made elsewhere
+        given = {k.arg: k.value for k in policy.keywords}
+        cast_inputs = given.get("cast_forward_inputs", policy.args[3] if len(policy.args) > 3 else None)
+        dtype = given.get("param_dtype", policy.args[0] if policy.args else None)
+        if dtype is None or is_none(dtype) or (isinstance(cast_inputs, ast.Constant) and cast_inputs.value is False):
+            return None
+        qual = self.names.qualname(dtype)
+        if qual in DTYPES:
+            return qual.rsplit(".", 1)[1] if DTYPES[qual] is Prec.LOW else None
+        return "param_dtype"
+
     def disables_autocast(self, decorator: ast.AST) -> bool:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         return is_autocast_off_call(decorator, self.names) or (
@@ -543,6 +592,8 @@ class ModuleModel:
                 self.collect_stmt(item)
             for name in CONVERSION_HOOKS & set(cls.methods):
                 cls.restored_attrs |= attrs_written(cls.methods[name].node)
+            cls.sharding_methods = {name: dtype for name, fn in cls.methods.items()
+                                    for dtype in [self._sharded_inputs_dtype(fn)] if dtype is not None}
             for item in walk(stmt):
                 held = self._held_classes(item)
                 if held:

@@ -163,6 +163,16 @@ VALUE_PRESERVING_MODULES = frozenset({"torch.nn.Dropout", "torch.nn.Dropout1d", 
                                       "torch.nn.Dropout3d", "torch.nn.AlphaDropout", "torch.nn.FeatureAlphaDropout",
                                       "torch.nn.Identity"})
 
+# FSDP2's ``fully_shard(module, mp_policy=MixedPrecisionPolicy(param_dtype=...))``: with a param
+# dtype set and ``cast_forward_inputs`` left True (the default), every floating tensor argument of
+# the sharded module's forward is cast to that dtype where the forward begins.
+FULLY_SHARD = frozenset({"torch.distributed.fsdp.fully_shard", "torch.distributed._composable.fsdp.fully_shard",
+                         "torch.distributed._composable.fsdp.fully_shard.fully_shard",
+                         "torch.distributed.fsdp._fully_shard.fully_shard"})
+MIXED_PRECISION_POLICIES = frozenset({"torch.distributed.fsdp.MixedPrecisionPolicy",
+                                      "torch.distributed._composable.fsdp.MixedPrecisionPolicy",
+                                      "torch.distributed.fsdp._fully_shard.MixedPrecisionPolicy"})
+
 CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
 
 # Methods that run while a model is built, never in its forward: the constructor, and the weight
