@@ -59,6 +59,12 @@ EXPECTED = {
         # block.py chooses float16 itself; its other call, two modules from the cast, is silent.
         ("hoppkg/block.py", 28, "POS201", "cast to explicit torch.float16"),
     ],
+    "namespace_dir": [
+        # layers/ has no __init__.py: a namespace portion of nspkg, which attention.py imports
+        # from all the same. It builds Rotary with the default flag: the legacy branch (a
+        # buffer-dtype arange, the raw buffer) never runs; the upcast at use is reported.
+        ("nspkg/layers/rotary.py", 19, "POS106", "upcast at use"),
+    ],
     "flag_elsewhere": [
         # Built in attention.py with the flag off: only the legacy branch runs. attention.py imports
         # the classes under try/except ImportError and asserts they are not None: no other use.
@@ -122,6 +128,8 @@ ALONE = {"flag_elsewhere": [("flagpkg/rotary.py", 20, "POS101"), ("flagpkg/rotar
                             ("flagpkg/rotary.py", 39, "POS101"), ("flagpkg/rotary.py", 40, "POS106")],
          "kept_elsewhere": [("keeppkg/layers.py", 12, "POS106"), ("keeppkg/layers.py", 24, "POS106")],
          "classmethod_builder": [("ttspkg/model.py", 18, "POS106")],
+         "namespace_dir": [("nspkg/layers/rotary.py", 19, "POS106"), ("nspkg/layers/rotary.py", 21, "POS101"),
+                           ("nspkg/layers/rotary.py", 23, "POS102")],
          "converted_elsewhere": [("convpkg/decoder.py", 12, "POS102"), ("convpkg/decoder.py", 33, "POS102"),
                                  ("convpkg/rope.py", 11, "POS101"), ("convpkg/rope.py", 11, "POS102")]}
 

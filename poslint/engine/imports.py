@@ -55,12 +55,21 @@ def module_of(path: str, src_roots: Sequence[str]) -> Tuple[Optional[str], bool,
         return None, False, None
     is_package = stem == "__init__"
     parts = [] if is_package else [stem]
-    while os.path.isfile(os.path.join(directory, "__init__.py")) and os.path.basename(directory).isidentifier():
-        parts.insert(0, os.path.basename(directory))
+    # Directories without an ``__init__.py`` below a regular package are namespace portions of it
+    # (PEP 420: ``esm/layers/`` in ``esm/``): imports name them all the same.
+    namespace: List[str] = []
+    while os.path.basename(directory).isidentifier():
+        regular = os.path.isfile(os.path.join(directory, "__init__.py"))
+        if not regular and len(parts) > (0 if is_package else 1):
+            break  # above the top package
+        namespace.insert(0, os.path.basename(directory))
+        if regular:
+            parts[:0], namespace = namespace, []
         parent = os.path.dirname(directory)
         if parent == directory:
             break
         directory = parent
+    directory = os.path.join(directory, *namespace)
     if parts and (len(parts) > 1 or not is_package) and directory != os.path.dirname(absolute):
         return ".".join(parts), is_package, directory
     for root in src_roots:
