@@ -89,6 +89,8 @@ def test_matrix_products_need_one_dtype_where_einsum_and_outer_promote():
                     lambda: torch.bmm(positions[None, :, None], frequencies[None, None])):
         with pytest.raises(RuntimeError):
             product()
+    with pytest.raises(RuntimeError):  # an einsum that sums over an axis is a matrix product
+        torch.einsum("nk,kd->nd", positions.view(4, 2), frequencies.view(2, 2))
     assert torch.einsum("i,j->ij", positions, frequencies).dtype == torch.float32
     assert torch.outer(positions, frequencies).dtype == torch.float32
 

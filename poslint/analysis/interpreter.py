@@ -68,7 +68,8 @@ from poslint.analysis.torch_api import (BOUND_BREAKING, DEFAULT_DTYPE_SETTERS, L
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
-                                        INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, RANDOM_FILLS, ROLE_KILLING,
+                                        INIT_RANDOM_FILLS, INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, RANDOM_FILLS,
+                                        ROLE_KILLING, UNIFORM_INIT_FILLS,
                                         COMPLEX_INPUT_CALLS, SAME_DTYPE_PRODUCTS, SIZE_ARGUMENTS,
                                         TENSOR_TYPES, TOTAL_KEEPING, TOTALS, TRANSFORMING, TRIG, VALUE_KEEPING,
                                         MAGNITUDE_KEEPING)
@@ -2542,6 +2543,19 @@ class Interpreter:
         named = {name: entered(value, nodes[name], name) if name in nodes else value for name, value in kwargs.items()}
         return positional, named
 
+    def _random_fill(self, target: Optional[ast.AST], filled: Value, uniform: bool, frame: Frame,
+                     bounds: Dict[str, object]) -> Value:
+        """A tensor filled in place with a random draw: no positions and no frequencies. A module's
+        own tensor so filled (``nn.init.normal_(self.weight)``, ``self.weight.normal_()``) holds
+        that draw from then on."""
+        drawn = filled.with_(sort=Sort.TENSOR, roles=frozenset(), payload_key=None,
+                             products=filled.products | {RANDOM_DRAW} | ({UNIFORM_DRAW} if uniform else set()), **bounds)
+        if target is not None and is_self_attr(target) and frame.cls is not None:
+            storage = self._attr_storage(frame.cls, target.attr)
+            if storage is not None:
+                self.store_attr(frame, target.attr, storage, drawn, target, None, written=True)
+        return drawn
+
     def _library_rotation(self, call: ast.Call, rotary: _LibraryRotary, operand: Value, frame: Frame) -> Value:
         """A library rotary module (``rotary-module``) at ``call``: its method rotates ``operand`` by
         positions made in ``operand``'s dtype; called itself, ``operand`` is the positions. Either
@@ -2656,6 +2670,18 @@ class Interpreter:
                 return Value(sort=Sort.PYFLOAT if name not in ("floor", "ceil") else Sort.PYINT, roles=roles,
                              payload_key=series_ops.folded_call(name, [_const_number(a) for a in args]))
             return UNKNOWN
+        if qual in INIT_RANDOM_FILLS:
+            # ``nn.init.trunc_normal_(self.weight, std=s)``: the tensor now holds a random draw,
+            # whatever it held (an empty allocation, zeros)
+            uniform = qual in UNIFORM_INIT_FILLS
+            return self._random_fill(node.args[0] if node.args else None, args[0] if args else UNKNOWN, uniform,
+                                     frame, _uniform_bounds(args[1:], kwargs) if uniform else dict(magnitude=None, interval=None))
+        if qual == "torch.normal":
+            # ``torch.normal(0.0, s, size)``: a draw, in the mean's dtype or the default one
+            mean = args[0] if args else kwargs.get("mean", UNKNOWN)
+            drawn = mean if mean.is_tensor else self._creation_value(
+                node, name, args[2:], kwargs, frame, roles_from=None, default_reason="torch.normal(...) without dtype")
+            return drawn.with_(roles=frozenset(), payload_key=None, products=drawn.products | {RANDOM_DRAW})
         if qual in LINEAR_MODULES:
             width = _const_number(args[0] if args else kwargs.get("in_features", UNKNOWN))
             return _linear_module(width if isinstance(width, int) else None)
@@ -2961,7 +2987,7 @@ class Interpreter:
             operands = operands[1:]
         if len(operands) == 2:
             (a, a_node), (b, b_node) = operands
-            if name in SAME_DTYPE_PRODUCTS:
+            if name in SAME_DTYPE_PRODUCTS or (name == "einsum" and _contracts(name, node)):
                 a, b = _same_dtype_operands(a, b)
             result = self.product(node, name, a, a_node, b, b_node, frame)
             if result is not None:
@@ -3097,10 +3123,9 @@ class Interpreter:
             return self.trig(node, receiver, frame, name)
         if name in RANDOM_FILLS:
             # ``empty(2).uniform_(-s, s)``: a draw (a shift, a jitter), no positions and no frequencies
-            drawn = {RANDOM_DRAW} | ({UNIFORM_DRAW} if name in ("uniform_", "random_") else set())
             bounds = _uniform_bounds(args, kwargs) if name == "uniform_" else dict(magnitude=None, interval=None)
-            return receiver.with_(sort=Sort.TENSOR, roles=frozenset(), payload_key=None,
-                                  products=receiver.products | drawn, **bounds)
+            return self._random_fill(node.func.value if isinstance(node.func, ast.Attribute) else None, receiver,
+                                     name in ("uniform_", "random_"), frame, bounds)
         if name in ("exp", "exp2", "expm1") and receiver.has(Role.BIAS):
             self.sinks.exponentiated.update(receiver.recent)
         if name == "exp" and receiver.has(Role.LOGARITHM) and receiver.is_tensor:
@@ -4229,7 +4254,7 @@ def _reshape_axes(name: str, value: Value, node: ast.Call, frame: Frame, interp)
 
 
 def _same_dtype_operands(a: Value, b: Value) -> Tuple[Value, Value]:
-    """matmul, ``@``, mm and bmm do not promote: a float32 operand next to one that may be 16-bit
+    """matmul, ``@``, mm, bmm and an einsum that sums over an axis do not promote: a float32 operand next to one that may be 16-bit
     raises unless both are float32 (or autocast lowers both, which POS103 reports). A run that gets
     past the product has the other operand in float32 too."""
     for wide, other in ((a, b), (b, a)):

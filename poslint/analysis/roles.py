@@ -4,6 +4,7 @@ frequencies, slopes, angles...), by the shape of the computation and never by a 
 from __future__ import annotations
 
 import ast
+import math
 from typing import Dict, Optional, Set, Tuple
 
 from poslint.analysis import series as series_ops
@@ -14,11 +15,16 @@ from poslint.analysis.lattice import Prec, Role, Sort, Value, value_range
 def power_role(base: Value, exponent: Value) -> Role:
     """``base ** index``: ALiBi slopes for a power of two below one (``r ** arange`` with
     ``r = 2 ** -x``, or ``2 ** -index``); frequencies for a negated index; otherwise a growing
-    scale (``2 ** arange``: NeRF-style feature scales), which becomes frequencies when inverted."""
-    decays = exponent.has(Role.NEGATIVE)
-    if base.has(Role.POW2) or (is_pow2_base(base) and decays):
+    scale (``2 ** arange``: NeRF-style feature scales), which becomes frequencies when inverted.
+    A literal base below one decays with a non-negative index (``(1 / 10000) ** (arange / d)``)."""
+    number = base.payload_key[1] if isinstance(base.payload_key, tuple) and len(base.payload_key) == 2 \
+        and base.payload_key[0] == "const" and type(base.payload_key[1]) in (int, float) else None
+    below_one = number is not None and 0 < number < 1
+    decays = exponent.has(Role.NEGATIVE) != below_one
+    pow2 = is_pow2_base(base) or (below_one and math.log2(number).is_integer())
+    if base.has(Role.POW2) or (pow2 and decays):
         return Role.SLOPES
-    if is_pow2_base(base):
+    if pow2:
         return Role.GROWTH2
     return Role.FREQS if decays else Role.GROWTH
 

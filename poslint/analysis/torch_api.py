@@ -133,6 +133,12 @@ RANDOM_CREATION = frozenset({"rand", "randn", "rand_like", "randn_like"})
 RANDOM_FILLS = frozenset({"uniform_", "normal_", "exponential_", "log_normal_", "cauchy_", "geometric_",
                           "random_"})
 
+# torch.nn.init's functions, each filling its first argument in place with a random draw.
+INIT_RANDOM_FILLS = frozenset({"torch.nn.init." + name for name in (
+    "normal_", "trunc_normal_", "uniform_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
+    "kaiming_normal_", "orthogonal_", "sparse_")})
+UNIFORM_INIT_FILLS = frozenset({"torch.nn.init.uniform_"})
+
 # ``t.new_zeros(...)`` and the like: a new tensor in ``t``'s dtype, or in the ``dtype=`` given.
 NEW_TENSOR_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
 
@@ -240,5 +246,6 @@ KIND_TESTS = {"torch.is_tensor": "tensor", "inspect.isfunction": "function"}
 OTHER_DEVICE_TYPES = frozenset({"mps", "xla", "xpu", "npu", "hpu", "mtia", "meta", "ipu", "vulkan", "privateuseone"})
 
 # Matrix products that need both operands of one dtype (measured, torch 2.13: "expected m1 and m2 to
-# have the same dtype"; tests/test_runtime_precision_doc.py); einsum and outer promote instead.
+# have the same dtype"; tests/test_runtime_precision_doc.py); so does an einsum that sums over an axis
+# (the interpreter asks ``_contracts``), while outer and an einsum summing nothing promote.
 SAME_DTYPE_PRODUCTS = frozenset({"@", "matmul", "mm", "bmm"})
