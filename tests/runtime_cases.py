@@ -78,6 +78,7 @@ CASES = [
     Case(ROPE + "cos_sin_cast_in_function.py", kind="rotary", expect="fail", where=("bf16", "autocast-cuda-emulated")),
     # per-axis angle tables in a family of buffers, looked up and concatenated, cos/sin returned uncast
     Case(ROPE + "angle_table_family.py", kind="rotary", expect="fail", where=HALF),
+    Case(ROPE + "promoted_rounded_frequencies.py", kind="rotary", expect="fail", where=HALF),
     # a 52 x 52 patch grid's angles kept in a buffer (the conversion moves them by up to 0.12 rad)
     Case(ROPE + "configured_grid_angle_buffer.py", kind="rotary", expect="fail", where=HALF, seq_len=2704),
     Case(ROPE + "angle_tables_computed_names.py", kind="rotary", expect="fail", where=HALF),

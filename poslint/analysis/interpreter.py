@@ -2039,7 +2039,7 @@ class Interpreter:
         for prec in (Prec.F64, Prec.F32):
             for v in floats:
                 if v.prec is prec:
-                    return v.with_(rounded=_first_rounded(left, right))
+                    return v.with_(rounded=_promoted_loss(left, right) or _first_rounded(left, right))
         if unknown:
             return tensor(Prec.UNKNOWN)
         if floats:
@@ -2079,7 +2079,8 @@ class Interpreter:
                 if one.payload_key != "ones":
                     return None
                 promoted = self.promote(a, b, node, frame, division=False)  # ones of 16 bits make a 16-bit grid
-                return other.with_(prec=promoted.prec, origin=promoted.origin, ndim=None, axis=None, thin=None)
+                return other.with_(prec=promoted.prec, origin=promoted.origin, rounded=promoted.rounded,
+                                   ndim=None, axis=None, thin=None)
         self._note_operands(key, a, a_node, b, b_node, frame)
         if factor_of(a) and not factor_of(b):
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
@@ -3382,6 +3383,18 @@ _RANK_LOW = {Prec.DEFAULT: 1, Prec.ACTIVATION: 2, Prec.CONVERTED: 3, Prec.LOW: 4
 
 def _first_rounded(a: Value, b: Value) -> Optional[Origin]:
     return a.rounded or b.rounded
+
+
+def _promoted_loss(a: Value, b: Value) -> Optional[Origin]:
+    """Where a 16-bit operand that a float32 one widens was rounded: promotion (``inv_freq *
+    gain.float()``) restores no more than ``.float()`` does. A 0-dim operand (a scale) and values
+    16 bits hold exactly are no loss."""
+    for low in (a, b):
+        origin = low.origin
+        if low.is_tensor and low.ndim != 0 and low.prec in (Prec.LOW, Prec.CONVERTED) and origin is not None \
+                and origin.prec in (Prec.LOW, Prec.CONVERTED) and not origin.exact:
+            return origin
+    return None
 
 
 def _upcast_here(before: Optional[Value], after: Value) -> bool:
