@@ -79,6 +79,9 @@ CASES = [
     # per-axis angle tables in a family of buffers, looked up and concatenated, cos/sin returned uncast
     Case(ROPE + "angle_table_family.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "promoted_rounded_frequencies.py", kind="rotary", expect="fail", where=HALF),
+    Case(ROPE + "partial_table_slice_store.py", kind="rotary", expect="fail", where=HALF + CUDA,
+         fix_issue="POS103 has no fix for a batched einsum ('bi,bj->bij'): the --fix output keeps the "
+                   "float32 buffer copy (bf16 and fp16 pass) but still runs the einsum under CUDA autocast"),
     # a 52 x 52 patch grid's angles kept in a buffer (the conversion moves them by up to 0.12 rad)
     Case(ROPE + "configured_grid_angle_buffer.py", kind="rotary", expect="fail", where=HALF, seq_len=2704),
     Case(ROPE + "angle_tables_computed_names.py", kind="rotary", expect="fail", where=HALF),
