@@ -2536,7 +2536,7 @@ class Interpreter:
             reason = f"the argument '{name}', which FSDP2's MixedPrecisionPolicy casts to {target} " \
                      f"where {cls.name}.forward begins"
             return value.with_(prec=Prec.LOW, origin=Origin.at(node, reason, Prec.LOW, relative=value.relative,
-                                                                float16=dtype == "float16"))
+                                                                float16=dtype == "float16", entry=True))
 
         positional = [entered(value, call.args[i], names[i] if i < len(names) else f"#{i + 1}")
                       if not starred and i < len(call.args) else value for i, value in enumerate(args)]

@@ -128,13 +128,17 @@ class Origin:
     # (``register_buffer("inv_freq", inv_freq.to(dtype))`` with ``dtype=torch.half``): an upcast at
     # the read restores nothing.
     stored: bool = False
+    # Whether a module's entry cast it (FSDP2's ``cast_forward_inputs``): no edit where it is passed
+    # keeps it float32.
+    entry: bool = False
 
     @staticmethod
     def at(node: ast.AST, reason: str, prec: Optional["Prec"] = None, relative: Optional[bool] = None,
-           exact: bool = False, float16: bool = False, cast: bool = False, stored: bool = False) -> "Origin":
+           exact: bool = False, float16: bool = False, cast: bool = False, stored: bool = False,
+           entry: bool = False) -> "Origin":
         key = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
                getattr(node, "end_lineno", 0), getattr(node, "end_col_offset", 0))
-        return Origin(node, reason, key, prec, relative, exact, float16, cast, stored)
+        return Origin(node, reason, key, prec, relative, exact, float16, cast, stored, entry)
 
 
 @dataclass(frozen=True)

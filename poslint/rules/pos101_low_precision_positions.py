@@ -23,7 +23,11 @@ class LowPrecisionPositions(Rule):
     dtype while they build the model, so code that is float32 in a unit test is 16-bit in
     production. A buffer the module stores in 16 bits at construction (`inv_freq.to(dtype)` with a
     `dtype=torch.half` default) gives its dtype without any conversion: the message names it and
-    counts in its bits.
+    counts in its bits. FSDP2 casts too: a module whose own method shards it with a
+    mixed-precision policy (`fully_shard(self, mp_policy=policy)`) gets each floating argument of
+    its forward in the policy's param dtype, so float positions handed to it are reported where
+    they are passed (a `.float()` inside the block comes too late). No fix is offered there: pass
+    integer positions, make them inside the block, or set `cast_forward_inputs=False`.
 
     The message assumes 8192 positions unless the code gives the grid's size: a literal
     (`torch.arange(24 * 24)`, a count held by `torch.full((1,), n)`), or the default of the
@@ -167,7 +171,7 @@ class Rotary(torch.nn.Module):
                     said = distinct_positions(extent, float16=True) if product.positions.has(Role.POSITIONS) \
                         else unknown_kind(extent, float16=True)
                 yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{said}",
-                              positions_fix(facts, product, origin.node))
+                              None if origin.entry else positions_fix(facts, product, origin.node))
 
 
 def _continuous(facts, product, magnitude):
@@ -179,7 +183,7 @@ def _continuous(facts, product, magnitude):
                                             largest_angle=largest_angle)
         if said is not None and not origin.exact:
             yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{said}",
-                          positions_fix(facts, product, origin.node))
+                          None if origin.entry else positions_fix(facts, product, origin.node))
 
 
 def positions_fix(facts, product, node):

@@ -13,7 +13,9 @@ class RoundedFrequencyBuffer(Rule):
     `nn.Parameter`, and `setattr`/`getattr` with computed names (`f"{kind}_inv_freq"`, one
     rotary table per attention kind). A buffer whose values come from elsewhere (an init
     function in another module) counts when its product with the positions reaches both cos
-    and sin. Where a path that upcasts the buffer and one that uses it as it is meet at one
+    and sin. Type promotion upcasts as `.float()` does and restores as little: a buffer that a
+    float32 operand widens (`self.inv_freq * self.gain.float()`, a YaRN blend with a float32 ramp)
+    counts. Where a path that upcasts the buffer and one that uses it as it is meet at one
     product (`if fp32: f = self.inv_freq.float() else: f = self.inv_freq`), the upcast is
     reported here and the raw use by POS102. A buffer registered again in float32 before the
     read (in forward, by a method called just before) is not the converted one, nor is one that
