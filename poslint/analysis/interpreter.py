@@ -3694,10 +3694,10 @@ def _written_into(current: Value, value: Value) -> Value:
     roles = current.roles
     if value.has(Role.TRIG) and not value.has(Role.ANGLES) and value.recent & current.recent:
         roles = roles - {Role.ANGLES}
-    # zeros with a table written into part of them (``t = zeros(d); t[:k] = inv_freq``) hold a table;
-    # with a literal written in (a 0/1 mask) they hold exact values still
-    filled = {} if current.payload_key not in ONE_VALUE_KEYS or _holds_one_value(value) or \
-        _const_number(value) is not None else dict(payload_key=None, payload=None)
+    # zeros with a tensor written into part of them (``t = zeros(d); t[:k] = inv_freq``) hold that
+    # table; Python numbers written in (a 0/1 mask, a loop's distances) leave them as they were read
+    filled = dict(payload_key=None, payload=None) if current.payload_key in ONE_VALUE_KEYS and value.is_tensor \
+        and not _holds_one_value(value) else {}
     return current.with_(**filled, roles=roles | value.roles, products=current.products | value.products,
                          recent=current.recent | value.recent, grids=current.grids | value.grids,
                          relative=value.relative if value.roles else current.relative)
