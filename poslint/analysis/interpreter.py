@@ -3333,8 +3333,10 @@ class Interpreter:
                             is_complex=target.is_complex or value.is_complex and (
                                 target.payload_key == CALLERS_DTYPE or prec is Prec.UNKNOWN),
                             payload=None if value.sort is Sort.TENSOR else value.payload,
+                            # (what is cast to a dtype is a tensor, not the number an input was taken for)
                             payload_key=None if value.sort is Sort.TENSOR and value.payload_key not in (
-                                "parameter", "buffer", *ONE_VALUE_KEYS) else value.payload_key)
+                                "parameter", "buffer", *ONE_VALUE_KEYS) or value.payload_key == NUMBER_LIKE.payload_key
+                            else value.payload_key)
         if value.payload_key and isinstance(value.payload_key, tuple) and value.payload_key[0] == "complex-buffer":
             after = after.with_(payload=None, payload_key=None)
         if record and not value.roles and value.sort in (Sort.TENSOR, Sort.OTHER) and prec.may_be_16bit \
