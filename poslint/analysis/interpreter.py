@@ -2007,6 +2007,14 @@ class Interpreter:
         if whole_extent is not None and value.origin is not None and value.origin.node is node:
             # isnan(x) * 2.0 takes the default dtype here, and holds 0 and 2: exactly
             value = value.with_(origin=replace(value.origin, exact=True))
+        if isinstance(op, (ast.Add, ast.Sub)):
+            # one value plus a grid (``zeros(h, w)[..., 1] + arange(h)[:, None]``) is that grid, and a
+            # floating tensor plus an integer grid holds that grid too (``ids[..., 2] + arange(w)``)
+            for one, other in ((left, right), (right, left)):
+                if _holds_one_value(one) and other.grids and not value.grids:
+                    value = value.with_(grids=other.grids, axes=other.axes)
+                elif other.grids and other.prec is Prec.INT and one.is_tensor and one.prec not in (Prec.INT, Prec.UNKNOWN):
+                    value = value.with_(grids=value.grids | other.grids)
         if _holds_one_value(value) and not all(_holds_one_value(v) or _exact_fill(v) for v in (left, right)):
             # ones * timestep holds the timesteps (one per call, many across calls); ones times a number
             # fixed for every call (a literal, the module's own attribute: a clean timestep's scale) one value
@@ -3700,6 +3708,10 @@ def _written_into(current: Value, value: Value) -> Value:
     # table; Python numbers written in (a 0/1 mask, a loop's distances) leave them as they were read
     filled = dict(payload_key=None, payload=None) if current.payload_key in ONE_VALUE_KEYS and value.is_tensor \
         and not _holds_one_value(value) else {}
+    # A position grid written into a slice of a tensor that holds another (``ids[..., 1] = arange(h)[:, None]``,
+    # then ``ids[..., 2] = ids[..., 2] + arange(w)[None, :]``) adds an axis: the coordinates of a 2-D grid.
+    if current.has(Role.POSITIONS) and value.has(Role.POSITIONS) and current.grids and value.grids - current.grids:
+        filled["axes"] = (current.axes or 1) + 1
     return current.with_(**filled, roles=roles | value.roles, products=current.products | value.products,
                          recent=current.recent | value.recent, grids=current.grids | value.grids,
                          relative=value.relative if value.roles else current.relative)
