@@ -3706,8 +3706,8 @@ def _written_into(current: Value, value: Value) -> Value:
         roles = roles - {Role.ANGLES}
     # zeros with a tensor written into part of them (``t = zeros(d); t[:k] = inv_freq``) hold that
     # table; Python numbers written in (a 0/1 mask, a loop's distances) leave them as they were read
-    filled = dict(payload_key=None, payload=None) if current.payload_key in ONE_VALUE_KEYS and value.is_tensor \
-        and not _holds_one_value(value) else {}
+    filled = dict(payload_key=None, payload=None, axes=value.axes) if current.payload_key in ONE_VALUE_KEYS \
+        and value.is_tensor and not _holds_one_value(value) else {}
     # A position grid written into a slice of a tensor that holds another (``ids[..., 1] = arange(h)[:, None]``,
     # then ``ids[..., 2] = ids[..., 2] + arange(w)[None, :]``) adds an axis: the coordinates of a 2-D grid.
     if current.has(Role.POSITIONS) and value.has(Role.POSITIONS) and current.grids and value.grids - current.grids:

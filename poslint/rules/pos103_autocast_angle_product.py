@@ -22,7 +22,8 @@ class AutocastAngleProduct(Rule):
     first and entered later).
     `torch.outer` and broadcasting `*` are not on the list; float64 operands are never lowered,
     and a product with one runs in float64: only a float32 operand beside it is rounded (a
-    positions operand of unknown dtype is taken as 16-bit already, so autocast changes nothing);
+    positions operand of unknown dtype is taken as 16-bit already, so autocast changes nothing;
+    positions the grid keeps exact, such as one axis of an image's ids, lose nothing there);
     a dtype chosen by a test of the device type (`float32 if x.device.type == "mps" else
     float64`) is the one CUDA and the CPU get;
     a product with an operand made on the CPU (a factory given no device, in a module that sets
@@ -151,6 +152,8 @@ def rope(x, inv_freq):
                 continue  # autocast leaves float64 operands, and here rounds no float32 one
             extent, assumed = grid_extent(facts, product)
             if extent is not None and extent <= BF16_EXACT_UP_TO + 1:
+                if product.factor.prec is Prec.F64:
+                    continue  # exact positions beside float64 frequencies: the product is float64, nothing rounds
                 # exact positions: only the frequencies and the product round
                 consequence = rounded_frequencies(extent, "", product.factor, product_16bit=True,
                                                   divisor=product.op == "/")
