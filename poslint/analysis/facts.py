@@ -92,6 +92,9 @@ class Product:
     factor_node: ast.AST
     result: Value
     site: Site
+    # Whether both operands must share one dtype (matmul, ``@``, an einsum that sums over an axis):
+    # a float32 operand beside a converted one raises there instead of rounding.
+    one_dtype: bool = False
 
     @property
     def lowered_by_cuda_autocast(self) -> bool:

@@ -2222,7 +2222,9 @@ class Interpreter:
                               magnitude=_largest_angle(pos, factor))
         if pos.axes:
             self.facts.grid_axes[key] = max(self.facts.grid_axes.get(key, 1), pos.axes)
-        self._record(Product(node, op, kind, pos, pos_node, factor, factor_node, result, frame.site()),
+        # (an einsum that sums over an axis, like matmul, raises on a float32 and a 16-bit operand)
+        one_dtype = op in SAME_DTYPE_PRODUCTS or op == "einsum" and isinstance(node, ast.Call) and _contracts(op, node)
+        self._record(Product(node, op, kind, pos, pos_node, factor, factor_node, result, frame.site(), one_dtype),
                      ("product", key, pos, factor, frame.site()))
         return result
 
@@ -2996,7 +2998,7 @@ class Interpreter:
             operands = operands[1:]
         if len(operands) == 2:
             (a, a_node), (b, b_node) = operands
-            if name in SAME_DTYPE_PRODUCTS or (name == "einsum" and _contracts(name, node)):
+            if name in SAME_DTYPE_PRODUCTS:
                 a, b = _same_dtype_operands(a, b)
             result = self.product(node, name, a, a_node, b, b_node, frame)
             if result is not None:
@@ -4302,7 +4304,7 @@ def _reshape_axes(name: str, value: Value, node: ast.Call, frame: Frame, interp)
 
 
 def _same_dtype_operands(a: Value, b: Value) -> Tuple[Value, Value]:
-    """matmul, ``@``, mm, bmm and an einsum that sums over an axis do not promote: a float32 operand next to one that may be 16-bit
+    """matmul, ``@``, mm and bmm do not promote: a float32 operand next to one that may be 16-bit
     raises unless both are float32 (or autocast lowers both, which POS103 reports). A run that gets
     past the product has the other operand in float32 too."""
     for wide, other in ((a, b), (b, a)):

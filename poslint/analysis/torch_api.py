@@ -247,5 +247,5 @@ OTHER_DEVICE_TYPES = frozenset({"mps", "xla", "xpu", "npu", "hpu", "mtia", "meta
 
 # Matrix products that need both operands of one dtype (measured, torch 2.13: "expected m1 and m2 to
 # have the same dtype"; tests/test_runtime_precision_doc.py); so does an einsum that sums over an axis
-# (the interpreter asks ``_contracts``), while outer and an einsum summing nothing promote.
+# (a product's ``one_dtype``), while outer and an einsum summing nothing promote.
 SAME_DTYPE_PRODUCTS = frozenset({"@", "matmul", "mm", "bmm"})

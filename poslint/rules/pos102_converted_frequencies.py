@@ -1,5 +1,4 @@
 from poslint.analysis import Prec, Role
-from poslint.analysis.torch_api import SAME_DTYPE_PRODUCTS
 from poslint.fix.blocks import float32_copy_fix, float32_site_fix, make_float32, module_tensor_name, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import ANGLE_ERROR_AT_8K, grid_extent, rounded_frequencies, when
@@ -193,10 +192,12 @@ class Rotary(torch.nn.Module):
             if consequence is None:
                 continue  # a grid this short turns rounded frequencies into a negligible angle error
             consequence += assumed
+            if factor.prec is Prec.CONVERTED and product.one_dtype and product.positions.prec.is_float32_or_better:
+                continue  # after the conversion this product raises (float32 beside bfloat16): nothing rounds silently
             if factor.prec is Prec.CONVERTED:
                 message = (f"frequencies from {factor.origin.reason} enter the angle product unconverted; "
                            f"model.to(torch.bfloat16) rounds them, and {consequence}")
-                fix = None if product.op in SAME_DTYPE_PRODUCTS and product.positions.prec.may_be_16bit else \
+                fix = None if product.one_dtype and product.positions.prec.may_be_16bit else \
                     float32_copy_fix(facts, module_tensor_name(factor.origin.reason),
                                      facts.reading_class(factor.origin.node))
                 yield Finding(product.factor_node, message, fix)
