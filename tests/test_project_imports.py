@@ -64,6 +64,8 @@ EXPECTED = {
         # from all the same. It builds Rotary with the default flag: the legacy branch (a
         # buffer-dtype arange, the raw buffer) never runs; the upcast at use is reported.
         ("nspkg/layers/rotary.py", 19, "POS106", "upcast at use"),
+        # libs/ has no __init__.py either, between nspkg and the encoder package: the same.
+        ("nspkg/libs/encoder/rope.py", 19, "POS106", "upcast at use"),
     ],
     "flag_elsewhere": [
         # Built in attention.py with the flag off: only the legacy branch runs. attention.py imports
@@ -129,7 +131,8 @@ ALONE = {"flag_elsewhere": [("flagpkg/rotary.py", 20, "POS101"), ("flagpkg/rotar
          "kept_elsewhere": [("keeppkg/layers.py", 12, "POS106"), ("keeppkg/layers.py", 24, "POS106")],
          "classmethod_builder": [("ttspkg/model.py", 18, "POS106")],
          "namespace_dir": [("nspkg/layers/rotary.py", 19, "POS106"), ("nspkg/layers/rotary.py", 21, "POS101"),
-                           ("nspkg/layers/rotary.py", 23, "POS102")],
+                           ("nspkg/layers/rotary.py", 23, "POS102"), ("nspkg/libs/encoder/rope.py", 19, "POS106"),
+                           ("nspkg/libs/encoder/rope.py", 21, "POS101"), ("nspkg/libs/encoder/rope.py", 23, "POS102")],
          "converted_elsewhere": [("convpkg/decoder.py", 12, "POS102"), ("convpkg/decoder.py", 33, "POS102"),
                                  ("convpkg/rope.py", 11, "POS101"), ("convpkg/rope.py", 11, "POS102")]}
 

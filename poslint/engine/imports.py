@@ -36,6 +36,8 @@ from poslint.engine.files import read_source
 from poslint.engine.outline import ClassOutline, Outline, outline
 from poslint.engine.prefilter import may_have_findings
 
+# Directories without an ``__init__.py`` that a package may span between its regular packages.
+MAX_NAMESPACE_GAP = 2
 # Files larger than this are not read as modules of the project (generated tables, vendored blobs).
 MAX_MODULE_BYTES = 4 * 1024 * 1024
 # Texts kept per process, and definition indexes (small); past this many, they are read again.
@@ -56,14 +58,12 @@ def module_of(path: str, src_roots: Sequence[str]) -> Tuple[Optional[str], bool,
     is_package = stem == "__init__"
     parts = [] if is_package else [stem]
     # Directories without an ``__init__.py`` below a regular package are namespace portions of it
-    # (PEP 420: ``esm/layers/`` in ``esm/``): imports name them all the same.
+    # (PEP 420: ``esm/layers/`` in ``esm/``, ``libs/perception_encoder/`` between two packages):
+    # imports name them all the same. A gap of more directories than that ends the package.
     namespace: List[str] = []
-    while os.path.basename(directory).isidentifier():
-        regular = os.path.isfile(os.path.join(directory, "__init__.py"))
-        if not regular and len(parts) > (0 if is_package else 1):
-            break  # above the top package
+    while os.path.basename(directory).isidentifier() and len(namespace) <= MAX_NAMESPACE_GAP:
         namespace.insert(0, os.path.basename(directory))
-        if regular:
+        if os.path.isfile(os.path.join(directory, "__init__.py")):
             parts[:0], namespace = namespace, []
         parent = os.path.dirname(directory)
         if parent == directory:
