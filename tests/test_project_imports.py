@@ -93,8 +93,8 @@ EXPECTED = {
         # the host's first round does not reach the call (it learns the attribute there), and the
         # first projection must not be taken for plain arithmetic because the helper's sin/cos were
         # not seen yet. model_f32.py keeps both float32 (a near-miss).
-        ("twicepkg/model.py", 13, "POS101", "positions take the activation dtype (hidden_states.dtype)"),
-        ("twicepkg/model.py", 14, "POS101", "positions take the activation dtype (hidden_states.dtype)"),
+        ("twicepkg/model.py", 13, "POS101", "takes the activation dtype (hidden_states.dtype)"),
+        ("twicepkg/model.py", 14, "POS101", "takes the activation dtype (hidden_states.dtype)"),
     ],
     "kept_elsewhere": [
         # model.py lists the module it holds KeptRotary under in _keep_in_fp32_modules_strict:

@@ -710,7 +710,7 @@ class Interpreter:
                                             isinstance(literal.payload_key, bool)):
                     return literal
             if instantiated is not None and not elsewhere:
-                module = self._passed_module(instantiated.get(param.arg, ()), default_frame)
+                module = self._passed_module(instantiated.get(param.arg, ()), default_frame, default)
                 if module is not None:
                     return module
             if default is None:
@@ -755,12 +755,16 @@ class Interpreter:
         around = [n for n in nodes if n.lineno <= line <= (n.end_lineno or n.lineno)]
         return max(around, key=lambda n: n.lineno) if around else None
 
-    def _passed_module(self, passed: Sequence[Optional[ast.AST]], frame: Frame) -> Optional[Value]:
+    def _passed_module(self, passed: Sequence[Optional[ast.AST]], frame: Frame,
+                       default: Optional[ast.AST] = None) -> Optional[Value]:
         """The module that every instantiation of this module hands a constructor parameter
         (``Attention(dim, rotary=RotaryEmbedding(32))``, or ``pos_emb=self.pos_emb``, the module the
-        instantiating class holds), else None."""
+        instantiating class holds), else None. An instantiation that leaves a default of None (a
+        block built once without a rotary) hands none, as ``Rotary(d) if use else None`` does."""
         modules = []
         for node in passed:
+            if node is None and is_none(default):
+                continue
             if getattr(node, "lineno", None) is None:
                 return None  # a default left, or what ``**kwargs`` may pass
             if is_self_attr(node) or isinstance(node, ast.Name):

@@ -838,7 +838,26 @@ class ModuleModel:
         demo = self._demo_nodes()
         names = [cls.name] + [alias for alias, classes in self._class_aliases().items() if cls.name in classes]
         calls = [c for name in names for c in index_module(self.tree).calls_by_name.get(name, ()) if id(c) not in demo]
-        return _passed_by(init.node, calls)
+        return _passed_by(init.node, [self._with_literal_keywords(c) for c in calls])
+
+    def _with_literal_keywords(self, call: ast.Call) -> ast.Call:
+        """``call`` with ``**kw`` spelled out where ``kw`` is a local its function sets once to
+        literal keywords (``kw = dict(dim=dim, heads=heads)``, ``{"dim": dim}``): what it passes is known."""
+        unpacked = [k for k in call.keywords if k.arg is None]
+        if not unpacked:
+            return call
+        scope = next((f for f in walk(self.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and f.lineno <= call.lineno <= (f.end_lineno or f.lineno)
+                      and not any(isinstance(g, (ast.FunctionDef, ast.AsyncFunctionDef)) and g is not f
+                                  and g.lineno <= call.lineno <= (g.end_lineno or g.lineno) for g in ast.walk(f))), None)
+        keywords = [k for k in call.keywords if k.arg is not None]
+        for keyword in unpacked:
+            spelled = _literal_keyword_dict(scope, keyword.value) if scope is not None else None
+            if spelled is None:
+                return call
+            keywords.extend(spelled)
+        return ast.Call(func=call.func, args=call.args, keywords=keywords, lineno=call.lineno,
+                        col_offset=call.col_offset)
 
     def _class_aliases(self) -> Dict[str, Set[str]]:
         """Names bound to classes of this file (``attn_class = CausalAttention if causal else
@@ -980,6 +999,29 @@ def _closed_under_callers(functions: List[FunctionInfo], construction: Set[str])
                 construction.add(fn.qual)
                 changed = True
     return construction
+
+
+def _literal_keyword_dict(scope: ast.AST, name: ast.AST) -> Optional[List[ast.keyword]]:
+    """The keywords that the local ``name`` holds where ``scope`` binds it once, to ``dict(k=v, ...)``
+    or ``{"k": v, ...}``; None otherwise."""
+    if not isinstance(name, ast.Name):
+        return None
+    bound = [n for n in ast.walk(scope) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With))
+             and any(isinstance(t, ast.Name) and t.id == name.id
+                     for t in (n.targets if isinstance(n, ast.Assign) else [getattr(n, "target", None)]))]
+    mutated = any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name.id
+                  and isinstance(n.ctx, ast.Store) for n in ast.walk(scope)) or any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == name.id for n in ast.walk(scope))  # (kw["rotary"] = ..., kw.update(...))
+    if len(bound) != 1 or not isinstance(bound[0], ast.Assign) or mutated:
+        return None
+    value = bound[0].value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not value.args \
+            and all(k.arg is not None for k in value.keywords):
+        return list(value.keywords)
+    if isinstance(value, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys):
+        return [ast.keyword(arg=k.value, value=v) for k, v in zip(value.keys, value.values)]
+    return None
 
 
 def _passed_by(init: ast.AST, calls: List[ast.Call]) -> Optional[Dict[str, List[Optional[ast.AST]]]]:

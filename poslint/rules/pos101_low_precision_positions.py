@@ -52,7 +52,9 @@ class LowPrecisionPositions(Rule):
     with the literal scalings the angles get on their way to cos/sin: `x * scales * math.pi`), and
     under 0.03 rad nothing is reported. An input of unknown range (a time, a scale) multiplied by
     frequencies drawn at random (learned Fourier features, `nn.Parameter(torch.randn(n))`) is
-    reported with what 16 bits do to each angle: 0.4% of it in bfloat16. Default-dtype findings are made only in
+    reported with what 16 bits do to each angle: 0.4% of it in bfloat16. An input the code builds no
+    grid for (an argument: positions, a diffusion time, a scale) is named as such, "the input the
+    frequencies multiply", not as positions. Default-dtype findings are made only in
     construction code (where loaders set a 16-bit default) and in code of unknown phase.
 
     ## Example
@@ -159,6 +161,9 @@ class Rotary(torch.nn.Module):
             relative = not product.positions.has(Role.POSITIONS) and drawn_at_random(product.factor)
             consequence = distinct_positions(extent) if product.positions.has(Role.POSITIONS) else \
                 random_frequencies() if relative else unknown_kind(extent)
+            # An input the code gives no grid for may be positions, a time or a scale: the message says so.
+            subject = "positions take" if product.positions.has(Role.POSITIONS) else \
+                "the input the frequencies multiply (positions, times or scales) takes"
             for origin in product.positions.precision_losses():
                 if origin.exact:
                     continue  # what was rounded there were small integers: nothing was lost
@@ -170,7 +175,7 @@ class Rotary(torch.nn.Module):
                         continue  # float16 holds these integers exactly
                     said = distinct_positions(extent, float16=True) if product.positions.has(Role.POSITIONS) \
                         else unknown_kind(extent, float16=True)
-                yield Finding(origin.node, f"positions take {origin.reason}; {when(origin.prec)}{said}",
+                yield Finding(origin.node, f"{subject} {origin.reason}; {when(origin.prec)}{said}",
                               None if origin.entry else positions_fix(facts, product, origin.node))
 
 
