@@ -1463,6 +1463,8 @@ class Interpreter:
             return _joined([self._instance_member(member, node, frame) for member in owner.payload.members
                             if isinstance(member.payload, ClassInfo)])
         if isinstance(owner.payload, _LibraryRotary) and owner.payload.method is None:
+            if node.attr == "forward":
+                return owner  # ``rotary.forward(t)`` is ``rotary(t)``
             if node.attr in LIBRARY_ROTATING_METHODS:
                 return Value(sort=Sort.CALLABLE, payload=_LibraryRotary(node.attr, self.facts.source(node.value)),
                              payload_key=("library rotary", node.attr) + owner.payload_key[1:])
@@ -2585,7 +2587,8 @@ class Interpreter:
         marker = Value(recent=frozenset({node_key(call)}))
         self._mark_rotary(marker, "cos")  # (the library takes both of the angles it makes)
         self._mark_rotary(marker, "sin")
-        owner = function.value if method is not None and isinstance(function, ast.Attribute) else function
+        owner = function.value if (method is not None or getattr(function, "attr", None) == "forward") \
+            and isinstance(function, ast.Attribute) else function
         held_as = rotary.owner if rotary.owner is not None else self.facts.source(owner)
         reason = "parameter 'freqs'" if held_as == "self" else f"parameter '{held_as.removeprefix('self.')}.freqs'"
         freqs = tensor(Prec.CONVERTED, Origin.at(owner, reason, Prec.CONVERTED), roles=frozenset({Role.FREQS}))
