@@ -66,7 +66,7 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
 from poslint.analysis.torch_api import (BOUND_BREAKING, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
-                                        MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
+                                        MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_AVAILABILITY, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
                                         INIT_RANDOM_FILLS, INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, RANDOM_FILLS,
                                         ROLE_KILLING, UNIFORM_INIT_FILLS,
@@ -1020,6 +1020,8 @@ class Interpreter:
         negated = False
         while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test, negated = test.operand, not negated
+        if isinstance(test, ast.Call) and self.names.qualname(test.func) in OTHER_DEVICE_AVAILABILITY:
+            return negated  # (no MPS, XPU... backend where CUDA's and the CPU's autocast and conversions apply)
         if isinstance(test, ast.Call):
             answer = self._kind_test(test, frame)
             return None if answer is None else answer != negated

@@ -244,6 +244,11 @@ KIND_TESTS = {"torch.is_tensor": "tensor", "inspect.isfunction": "function"}
 # CPU): a test that a tensor's device is one of these (``x.device.type != "mps"``) is settled as on
 # CUDA or the CPU.
 OTHER_DEVICE_TYPES = frozenset({"mps", "xla", "xpu", "npu", "hpu", "mtia", "meta", "ipu", "vulkan", "privateuseone"})
+# Whether a backend of one of those types is present (``float32 if torch.backends.mps.is_available()
+# else float64``): settled, likewise, as absent.
+OTHER_DEVICE_AVAILABILITY = frozenset({"torch.backends.mps.is_available", "torch.backends.mps.is_built",
+                                       "torch.mps.is_available", "torch.xpu.is_available", "torch.npu.is_available",
+                                       "torch.mtia.is_available"})
 
 # Matrix products that need both operands of one dtype (measured, torch 2.13: "expected m1 and m2 to
 # have the same dtype"; tests/test_runtime_precision_doc.py); so does an einsum that sums over an axis

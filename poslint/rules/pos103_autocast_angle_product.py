@@ -25,7 +25,7 @@ class AutocastAngleProduct(Rule):
     positions operand of unknown dtype is taken as 16-bit already, so autocast changes nothing;
     positions the grid keeps exact, such as one axis of an image's ids, lose nothing there);
     a dtype chosen by a test of the device type (`float32 if x.device.type == "mps" else
-    float64`) is the one CUDA and the CPU get;
+    float64`, or `torch.backends.mps.is_available()`) is the one CUDA and the CPU get;
     a product with an operand made on the CPU (a factory given no device, in a module that sets
     no default device; torch refuses to mix a CPU tensor with a CUDA one in a matrix product, so
     the other is on the CPU too) meets only CPU autocast, which lowers `matmul`/`@` but not `einsum`;
