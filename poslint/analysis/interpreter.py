@@ -880,8 +880,6 @@ class Interpreter:
         """A parameter no caller binds. Annotated with a class of the project (``config:
         LlamaConfig``), it carries that class's literal defaults, so that the range the code gives
         (``config.max_position_embeddings``, ``config.image_size // config.patch_size``) is known."""
-        if _integer_annotation(param):
-            return tensor(Prec.INT)  # ``input_ids: torch.LongTensor``: token ids, an integer dtype
         value = _unbound(param.arg, self._kind_in(fn, param.arg))
         cls = self._annotated_class(param.annotation)
         defaults = literal_defaults(cls) if cls is not None else None
@@ -3453,16 +3451,11 @@ def _callers_dtype(node: ast.AST, src: str) -> Value:
         .with_(payload_key=CALLERS_DTYPE)
 
 
-def _integer_annotation(param: ast.arg) -> bool:
-    """``ids: torch.LongTensor`` (or ``Optional[...]`` of it): an integer tensor by declaration."""
-    return any(TENSOR_TYPES.get(tail_name(part)) is Prec.INT for part in annotation_parts(param.annotation))
-
-
 def _declared(param: ast.arg, value: Value) -> Value:
-    """What a caller passes, where the parameter's annotation says more than the caller knows: an
-    integer tensor for ``torch.LongTensor`` when the value passed is of unknown dtype."""
+    """What a parameter holds where its annotation says more than the caller (or no caller) knows:
+    an integer tensor for ``ids: torch.LongTensor`` (or ``Optional`` of it) of unknown dtype."""
     if value.prec is Prec.UNKNOWN and value.sort in (Sort.TENSOR, Sort.OTHER) and not value.roles \
-            and _integer_annotation(param):
+            and any(TENSOR_TYPES.get(tail_name(part)) is Prec.INT for part in annotation_parts(param.annotation)):
         return tensor(Prec.INT)
     return value
 
