@@ -3407,13 +3407,14 @@ def _first_rounded(a: Value, b: Value) -> Optional[Origin]:
 
 
 def _promoted_loss(a: Value, b: Value) -> Optional[Origin]:
-    """Where a 16-bit operand that a float32 one widens was rounded: promotion (``inv_freq *
-    gain.float()``) restores no more than ``.float()`` does. A 0-dim operand (a scale) and values
-    16 bits hold exactly are no loss."""
+    """Where a 16-bit table that a float32 operand widens was rounded: promotion (``inv_freq *
+    gain.float()``) restores no more than ``.float()`` does. A 0-dim operand (a scale), values 16
+    bits hold exactly, and a buffer of no known role (whose dtype may be an integer one: a year
+    offset ``torch.tensor(years)``) are no loss."""
     for low in (a, b):
         origin = low.origin
-        if low.is_tensor and low.ndim != 0 and low.prec in (Prec.LOW, Prec.CONVERTED) and origin is not None \
-                and origin.prec in (Prec.LOW, Prec.CONVERTED) and not origin.exact:
+        if low.is_tensor and low.ndim != 0 and low.roles and low.prec in (Prec.LOW, Prec.CONVERTED) \
+                and origin is not None and origin.prec in (Prec.LOW, Prec.CONVERTED) and not origin.exact:
             return origin
     return None
 
