@@ -728,9 +728,9 @@ class Interpreter:
                 value = kwargs[param.arg]
             else:
                 value = unpassed(param, defaults[i])
-            env[param.arg] = _declared(param, value)
+            env[param.arg] = value
         for param, default in zip(spec.kwonlyargs, spec.kw_defaults):
-            env[param.arg] = _declared(param, kwargs[param.arg] if param.arg in kwargs else unpassed(param, default))
+            env[param.arg] = kwargs[param.arg] if param.arg in kwargs else unpassed(param, default)
         if spec.vararg:
             env[spec.vararg.arg] = UNKNOWN
         if spec.kwarg:
@@ -1738,6 +1738,12 @@ class Interpreter:
         return self._complex_names[id(fn.node)]
 
     def dtype_of(self, owner: Value, owner_node: ast.AST, frame: Frame) -> Value:
+        if owner.prec in (Prec.UNKNOWN, Prec.ACTIVATION) and isinstance(owner_node, ast.Name) \
+                and owner_node.id in _declared_integers(frame.function):
+            # ``ones(..., dtype=input_ids.dtype)`` with ``input_ids: torch.LongTensor``: the annotation
+            # outweighs an assumed activation dtype (trusted for the dtype read only: transformers
+            # annotates some float embeddings so)
+            return dtype_value(Prec.INT, Origin.at(owner_node, f"the dtype of '{owner_node.id}'", Prec.INT))
         if owner.sort is Sort.TENSOR and owner.prec not in (Prec.UNKNOWN,):
             reason = f"the dtype of {_describe(owner, self.facts.source(owner_node))}"
             float16 = owner.prec is Prec.LOW and owner.origin is not None and owner.origin.float16
@@ -3452,13 +3458,13 @@ def _callers_dtype(node: ast.AST, src: str) -> Value:
         .with_(payload_key=CALLERS_DTYPE)
 
 
-def _declared(param: ast.arg, value: Value) -> Value:
-    """What a parameter holds where its annotation says more than the caller (or no caller) knows:
-    an integer tensor for ``ids: torch.LongTensor`` (or ``Optional`` of it) of unknown dtype."""
-    if value.prec is Prec.UNKNOWN and value.sort in (Sort.TENSOR, Sort.OTHER) and not value.roles \
-            and any(TENSOR_TYPES.get(tail_name(part)) is Prec.INT for part in annotation_parts(param.annotation)):
-        return tensor(Prec.INT)
-    return value
+def _declared_integers(fn: Optional[FunctionInfo]) -> Set[str]:
+    """The parameters of ``fn`` annotated ``torch.LongTensor`` or ``IntTensor`` (``Optional`` of them)."""
+    spec = getattr(fn.node, "args", None) if fn is not None else None
+    if not isinstance(spec, ast.arguments):
+        return set()
+    return {a.arg for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)
+            if any(TENSOR_TYPES.get(tail_name(part)) is Prec.INT for part in annotation_parts(a.annotation))}
 
 
 def _unbound(name: str, kind: Optional[str] = None) -> Value:
