@@ -34,6 +34,7 @@ from poslint.analysis.lattice import (
     FP16_EXACT_UP_TO,
     ONE_VALUE_KEYS,
     FROZEN_PARAMETER,
+    LAYER_OUTPUT,
     MODULE_CONSTANT,
     PHASE,
     SCALED_BY_INPUT,
@@ -2601,6 +2602,8 @@ class Interpreter:
         reason = "parameter 'freqs'" if held_as == "self" else f"parameter '{held_as.removeprefix('self.')}.freqs'"
         freqs = tensor(Prec.CONVERTED, Origin.at(owner, reason, Prec.CONVERTED), roles=frozenset({Role.FREQS}))
         if method is None:
+            if LAYER_OUTPUT in operand.products:
+                return UNKNOWN_TENSOR  # a layer's features handed where positions go: no positions to round
             positions = operand
         else:
             made_in = self.dtype_of(operand, operand_node, frame).prec if call.args else Prec.UNKNOWN
@@ -2653,8 +2656,8 @@ class Interpreter:
             source = self.facts.source(call)
             origin = Origin.at(call, f"the activation dtype ({source if len(source) <= 40 else 'a layer output'})",
                                Prec.ACTIVATION)
-            return tensor(Prec.ACTIVATION, origin, recent=self._trace(call, x, weight))
-        return tensor(prec, recent=self._trace(call, x, weight))
+            return tensor(Prec.ACTIVATION, origin, recent=self._trace(call, x, weight), products=frozenset({LAYER_OUTPUT}))
+        return tensor(prec, recent=self._trace(call, x, weight), products=frozenset({LAYER_OUTPUT}))
 
     def _dtype_arg(self, kwargs: Dict[str, Value], node: Optional[ast.Call] = None) -> Optional[Value]:
         """The ``dtype=`` argument as a dtype value; None when absent or ``None``."""

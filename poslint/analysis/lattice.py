@@ -91,6 +91,9 @@ MODULE_CONSTANT = (-8, -8, -8, -8)
 # In ``Value.products``: a random matrix drawn with more rows than coordinates have axes
 # (``randn(256, d)``): ``x @ w`` with it maps activations, as a wide ``nn.Linear`` does.
 WIDE_RANDOM_DRAW = (-3, -3, -3, -3)
+# In ``Value.products``: the output of a layer that maps activations (an ``nn.Linear`` wider than
+# coordinates): features of the tokens, never their positions.
+LAYER_OUTPUT = (-9, -9, -9, -9)
 
 
 class Sort(enum.Enum):
