@@ -24,7 +24,7 @@ import sys
 import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.facts import (WILDCARD, AttrRead, Borrowed, Cast, Creation, Handoff, ModuleFacts, Product, Site,
                                     Store, Trig, family_matches, node_key)
@@ -2680,7 +2680,7 @@ class Interpreter:
         if name in FACTORIES and qual.startswith("torch"):
             # torch.tensor(t) copies t where it is
             data = [a for a in args[:1] if name in ("tensor", "as_tensor") and (a.is_tensor or _is_opaque(a))]
-            return _placed(value, (), cpu=_on_cpu_device(node) or "device" not in kwargs and self.factories_on_cpu and
+            return _placed(value, (), cpu=_on_cpu_device(node, self.names.qualname) or "device" not in kwargs and self.factories_on_cpu and
                            all(a.on_cpu for a in data))
         if name in LIKE or name in NEW_TENSOR_METHODS:  # where the tensor it copies is, unless told
             return _placed(value, args[:1], cpu=False if "device" in kwargs else None)
@@ -3086,7 +3086,7 @@ class Interpreter:
         if name in TRANSFORMING and drawn - value.products:
             # the exp of a random draw (a log-uniform jitter) or of a phase is still no position
             value = value.with_(sort=Sort.TENSOR if receiver.is_tensor else value.sort, products=value.products | drawn)
-        if name == "cpu" or name == "to" and _on_cpu_device(node):
+        if name == "cpu" or name == "to" and _on_cpu_device(node, self.names.qualname):
             value = _placed(value, (), cpu=True)
         elif name in DEVICE_MOVES or name == "to" and _moves_device(args, kwargs):
             value = _placed(value, (), cpu=False)
@@ -3476,7 +3476,7 @@ def _unbound(name: str, kind: Optional[str] = None) -> Value:
     return Value(sort=Sort.OTHER, payload_key=("param", name, kind))
 
 
-def _on_cpu_device(call: ast.AST) -> bool:
+def _on_cpu_device(call: ast.AST, qualname: Callable[[ast.AST], Optional[str]]) -> bool:
     """A call given the CPU as its device by a literal: ``device="cpu"``, ``torch.device("cpu")``,
     ``.to("cpu")``. CUDA autocast leaves what runs there alone (autocast is per device type)."""
     if not isinstance(call, ast.Call):
@@ -3485,8 +3485,7 @@ def _on_cpu_device(call: ast.AST) -> bool:
     if isinstance(call.func, ast.Attribute) and call.func.attr == "to" and call.args:
         given.append(call.args[0])
     for device in given:
-        if isinstance(device, ast.Call) and isinstance(device.func, (ast.Attribute, ast.Name)) and device.args \
-                and (device.func.attr if isinstance(device.func, ast.Attribute) else device.func.id) == "device":
+        if isinstance(device, ast.Call) and device.args and qualname(device.func) == "torch.device":
             device = device.args[0]
         if isinstance(device, ast.Constant) and isinstance(device.value, str) and device.value.split(":")[0] == "cpu":
             return True

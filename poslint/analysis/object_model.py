@@ -846,10 +846,9 @@ class ModuleModel:
         unpacked = [k for k in call.keywords if k.arg is None]
         if not unpacked:
             return call
-        scope = next((f for f in walk(self.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                      and f.lineno <= call.lineno <= (f.end_lineno or f.lineno)
-                      and not any(isinstance(g, (ast.FunctionDef, ast.AsyncFunctionDef)) and g is not f
-                                  and g.lineno <= call.lineno <= (g.end_lineno or g.lineno) for g in ast.walk(f))), None)
+        scope = max((f for f in walk(self.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and f.lineno <= call.lineno <= (f.end_lineno or f.lineno)),
+                    key=lambda f: f.lineno, default=None)  # the innermost function around the call
         keywords = [k for k in call.keywords if k.arg is not None]
         for keyword in unpacked:
             spelled = _literal_keyword_dict(scope, keyword.value) if scope is not None else None
@@ -1006,9 +1005,9 @@ def _literal_keyword_dict(scope: ast.AST, name: ast.AST) -> Optional[List[ast.ke
     or ``{"k": v, ...}``; None otherwise."""
     if not isinstance(name, ast.Name):
         return None
-    bound = [n for n in ast.walk(scope) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With))
+    bound = [n for n in ast.walk(scope) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr))
              and any(isinstance(t, ast.Name) and t.id == name.id
-                     for t in (n.targets if isinstance(n, ast.Assign) else [getattr(n, "target", None)]))]
+                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
     mutated = any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name.id
                   and isinstance(n.ctx, ast.Store) for n in ast.walk(scope)) or any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
