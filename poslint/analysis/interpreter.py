@@ -1336,11 +1336,15 @@ class Interpreter:
                                name_node, written),
                          ("store", node_key(node), storage, frame.env[f"self.{attr}"], frame.site()))
 
-    def _note_grid_axes(self, parts: Sequence[Value]) -> None:
+    def _note_grid_axes(self, parts: Sequence[Value], dim: Optional[int] = None) -> None:
         """Angles (or their cos/sin) of position grids with nothing in common, put side by side in
         one embedding (``cat([x.sin(), x.cos(), y.sin(), y.cos()])``, or written into slices of one
-        tensor): each product covers one axis of a grid with that many axes."""
+        tensor): each product covers one axis of a grid with that many axes. Tables concatenated
+        along their positions' own axis (``dim``) continue one sequence instead."""
         rotary = [p for p in parts if p.recent and p.grids and p.roles & {Role.ANGLES, Role.TRIG, Role.ROTARY_COMPLEX}]
+        if dim is not None and any(p.axis is not None and p.ndim is not None and
+                                   (dim - p.ndim if dim >= 0 else dim) == p.axis for p in rotary):
+            return
         groups = {p.grids for p in rotary}
         if len(groups) < 2 or any(a & b for a, b in itertools.combinations(groups, 2)):
             return
@@ -2231,9 +2235,11 @@ class Interpreter:
         (self.positions_confirmed if pos.has(Role.POSITIONS) else self.positions_guessed).add(key)
         result = self.promote(pos, factor, node, frame, division=False)
         roles = {Role.ANGLES if kind == "rope" else Role.BIAS}
+        # (an elementwise product broadcasts: its angles vary along the positions' axis)
+        ndim, axis = _broadcast_axes(pos, factor) if op in ("*", "/", "mul") else (None, None)
         result = result.with_(roles=frozenset(roles), products=pos.products | factor.products | {key},
                               recent=frozenset({key}), relative=pos.relative if kind == "alibi" else None,
-                              ndim=None, axis=None, thin=pos.thin, is_complex=False, grids=pos.grids,
+                              ndim=ndim, axis=axis, thin=pos.thin, is_complex=False, grids=pos.grids,
                               magnitude=_largest_angle(pos, factor))
         if pos.axes:
             self.facts.grid_axes[key] = max(self.facts.grid_axes.get(key, 1), pos.axes)
@@ -2456,7 +2462,7 @@ class Interpreter:
             return _partial(args[0], args[1:], kwargs)
         called = self.call_value(callee, args, frame, kwargs)
         if called is not None:
-            return called
+            return self._grids_of_this_call(called, node, args, kwargs)
         if callee.sort is Sort.CALLABLE:
             payload = callee.payload
             if isinstance(payload, ClassInfo):
@@ -2473,6 +2479,29 @@ class Interpreter:
         if isinstance(func, ast.Name) and func.id == "super":
             return Value(sort=Sort.OTHER)
         return UNKNOWN
+
+    def _grids_of_this_call(self, result: Value, node: ast.Call, args: Sequence[Value],
+                            kwargs: Dict[str, Value]) -> Value:
+        """``result`` with the position grids the call made itself (none of its arguments holds
+        them) told apart by the call site: a 1-D sincos helper called once per axis (``pe(W)``,
+        ``pe(H)``) makes two grids, whose tables side by side are a 2-axis grid."""
+        handed = frozenset().union(*(value.grids for value in (*args, *kwargs.values())))
+
+        def retagged(value: Value) -> Value:
+            if value.sort is Sort.TUPLE and isinstance(value.payload, tuple):
+                parts = tuple(retagged(part) for part in value.payload)
+                return value if parts == value.payload else value.with_(
+                    payload=parts, payload_key=parts if value.payload_key == value.payload else value.payload_key)
+            made = value.grids - handed
+            if not made:
+                return value
+            site = node_key(node)
+            for grid in made:
+                if grid in self.grid_ends:
+                    self.grid_ends[grid + site] = self.grid_ends[grid]
+            return value.with_(grids=(value.grids & handed) | {grid + site for grid in made})
+
+        return retagged(result)
 
     def _instance(self, cls: ClassInfo, call: ast.Call, frame: Frame, args: Sequence[Value] = (),
                   kwargs: Optional[Dict[str, Value]] = None) -> Value:
@@ -2867,8 +2896,8 @@ class Interpreter:
         if name in CONCAT:
             items = args[0] if args else UNKNOWN
             if items.sort is Sort.TUPLE and isinstance(items.payload, tuple) and items.payload:
-                self._note_grid_axes(items.payload)
                 dim = _const_int_value(kwargs.get("dim", kwargs.get("axis", args[1] if len(args) > 1 else UNKNOWN)))
+                self._note_grid_axes(items.payload, dim if name != "stack" else None)
                 if name != "stack" and dim is not None:
                     self.sinks.concatenate(items.payload, dim)
                 return _concatenated(items.payload, stacked=name == "stack")
@@ -4183,7 +4212,10 @@ def _concatenated(parts: Sequence[Value], stacked: bool = False) -> Value:
         return mask.with_(ndim=None, axis=None)
     varied = [p for p in parts if not _holds_one_value(p)]
     parts = varied if varied and len(varied) < len(parts) else parts
-    merged = merge_all(parts).with_(ndim=None, axis=None)
+    shapes = {(p.ndim, p.axis) for p in parts}
+    # A concatenation keeps the rank, and the varying axis where every part has the same one.
+    ndim, axis = next(iter(shapes)) if not stacked and len(shapes) == 1 else (None, None)
+    merged = merge_all(parts).with_(ndim=ndim, axis=axis)
     groups = {p.grids for p in parts if p.grids and p.has(Role.POSITIONS)}
     if stacked and len(groups) > 1 and not any(a & b for a, b in itertools.combinations(groups, 2)):
         merged = merged.with_(axes=len(groups))

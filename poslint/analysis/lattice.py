@@ -177,9 +177,10 @@ class Value:
     # Made on the CPU (a factory given no device, in a module that sets no default device) and
     # computed only from tensors made there: autocast of another device type leaves it alone.
     on_cpu: bool = False
-    # The position grids (their creation sites) these positions come from; and, for positions
-    # stacked from grids of different axes (an image's x and y), how many axes they span.
-    grids: FrozenSet[Tuple[int, int, int, int]] = frozenset()
+    # The position grids (their creation sites, with the call sites of the helpers that made them)
+    # these positions come from; and, for positions stacked from grids of different axes (an
+    # image's x and y), how many axes they span.
+    grids: FrozenSet[Tuple[int, ...]] = frozenset()
     axes: Optional[int] = None
     # The values themselves, where the code fixes them (poslint.analysis.series).
     series: Optional["Series"] = None
