@@ -95,6 +95,24 @@ def test_matrix_products_need_one_dtype_where_einsum_and_outer_promote():
     assert torch.outer(positions, frequencies).dtype == torch.float32
 
 
+def test_octave_bands_survive_16_bit_conversion_and_scaled_ones_do_not():
+    # The lattice's ``dyadic`` (powers of two of whole exponents) rests on this: POS102 skips them.
+    from torch import nn
+
+    bands = 12
+    holder = nn.Module()
+    holder.register_buffer("octaves", 2.0 ** torch.arange(bands))
+    holder.register_buffer("spread", 2 ** torch.linspace(0, bands - 1, steps=bands))
+    holder.register_buffer("scaled", 3.14159 * 2.0 ** torch.arange(bands))
+    before = {name: buffer.clone() for name, buffer in holder.named_buffers()}
+    for dtype in (torch.bfloat16, torch.float16):
+        converted = {name: buffer.float() for name, buffer in holder.to(dtype).named_buffers()}
+        holder.to(torch.float32).load_state_dict(before)
+        assert torch.equal(converted["octaves"], before["octaves"])
+        assert torch.equal(converted["spread"], before["spread"])
+        assert not torch.equal(converted["scaled"], before["scaled"])
+
+
 def test_fsdp2_casts_float_arguments_of_a_sharded_forward_and_leaves_buffers():
     script = load_conversion_script()
     cast = script._sharded_forward({"param_dtype": torch.bfloat16})

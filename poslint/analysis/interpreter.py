@@ -65,7 +65,7 @@ from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_held, module_state, negated, operand_identity, power_role, sign_of,
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
-from poslint.analysis.torch_api import (BOUND_BREAKING, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
+from poslint.analysis.torch_api import (BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_AVAILABILITY, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
@@ -2006,7 +2006,7 @@ class Interpreter:
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
                              extent=_remainder_extent(op, right) or _shifted_extent(op, left, right) or whole_extent
                              or (None if magnitude is None else math.ceil(magnitude) + 1),
-                             whole=whole_extent is not None,
+                             whole=whole_extent is not None, dyadic=_dyadic(op, left, right),
                              magnitude=magnitude, interval=bounds,
                              # a total plus a small number (``counts[:, -1:] + eps``) still bounds what it totals
                              total=isinstance(op, (ast.Add, ast.Sub)) and (left.total and right.is_number or
@@ -2156,10 +2156,12 @@ class Interpreter:
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
             factor = factor.with_(roles=factor.roles | {Role.FREQS})  # (still growing: what its rounding does)
         elif self.sinks.rotation(key) and _growing(a) != _growing(b) and unknown_operand(b if _growing(a) else a) \
-                and held_by_module(a if _growing(a) else b):
+                and (held_by_module(a if _growing(a) else b) or op in CUDA_AUTOCAST_LOWERED):
             # An input times a growing table the module holds (NeRF's octaves ``2 ** arange(L) * pi`` in
-            # a buffer) into cos and sin: the table is the frequencies, the input the coordinates.
-            # (One made on the spot, GLIGEN's scale of box coordinates, is left alone.)
+            # a buffer) into cos and sin: the table is the frequencies, the input the coordinates. So
+            # is one made on the spot and multiplied by a product autocast lowers (an einsum of pixel
+            # coordinates and octaves). (One made on the spot and multiplied elementwise, GLIGEN's
+            # scale of box coordinates, is left alone.)
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _growing(a) else (b, b_node, a, a_node)
             factor = factor.with_(roles=factor.roles | {Role.FREQS})
             self.guessed.add(key)
@@ -3019,7 +3021,7 @@ class Interpreter:
         extra = dict(ndim=1, axis=-1, relative=False, thin=True, products=frozenset({grid_key(node)}),
                      grids=frozenset({node_key(node)}), extent=_linspace_extent(args),
                      magnitude=_linspace_magnitude(args), interval=_linspace_interval(args),
-                     series=_linspace_series(args, kwargs)) \
+                     series=_linspace_series(args, kwargs), whole=_unit_steps(node)) \
             if name == "linspace" and not log_spaced else {}
         if dtype is not None:
             return self.cast(tensor(Prec.UNKNOWN, roles=roles, **extra), dtype, node, node, frame, record=False)
@@ -3141,6 +3143,8 @@ class Interpreter:
         if value.is_tensor and (name in TOTALS) is not value.total:
             # A total stays one through a floor (``.clamp(min=1)``) and through shape changes.
             value = value.with_(total=name in TOTALS or value.total and name in TOTAL_KEEPING)
+        if value.dyadic and name not in series_ops.KEEPING:
+            value = value.with_(dyadic=False)
         if receiver.series is None and value.series is None:
             return value
         return value.with_(series=series_ops.after_method(name, receiver.series, value.series, value.prec))
@@ -3596,6 +3600,32 @@ def is_self_receiver(node: ast.AST, fn: FunctionInfo) -> bool:
     return isinstance(node, ast.Name) and bool(params) and node.id == params[0].arg
 
 
+def _linear_form(node: Optional[ast.AST]) -> Optional[Tuple[Optional[str], float]]:
+    """``node`` as a symbol plus a literal (``n - 1``: ("n", -1); ``8``: (None, 8)), else None."""
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return None, node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and \
+            isinstance(node.right, ast.Constant) and type(node.right.value) in (int, float):
+        inner = _linear_form(node.left)
+        if inner is not None and inner[0] is not None:
+            return inner[0], inner[1] + (node.right.value if isinstance(node.op, ast.Add) else -node.right.value)
+        return None
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
+        return ast.dump(node), 0
+    return None
+
+
+def _unit_steps(node: ast.Call) -> bool:
+    """Whether ``linspace(start, end, steps)`` steps by one from a whole start (``linspace(0, n - 1,
+    steps=n)`` is ``arange(n)``): whole numbers, whatever ``n`` is."""
+    bound = dict(zip(("start", "end", "steps"), node.args))
+    bound.update((k.arg, k.value) for k in node.keywords if k.arg in ("start", "end", "steps"))
+    start, end, steps = (_linear_form(bound.get(k)) for k in ("start", "end", "steps"))
+    if start is None or end is None or steps is None or start[0] is not None or start[1] != int(start[1]):
+        return False
+    return end[0] == steps[0] and end[1] - start[1] == steps[1] - 1
+
+
 def _linspace_extent(args: List[Value]) -> Optional[int]:
     """One more than the largest magnitude of ``linspace(a, b, n)`` with literal bounds: its values
     lie between them (``linspace(0, 1, steps)``: 2)."""
@@ -3711,6 +3741,24 @@ def _takes_last(index: ast.AST) -> bool:
         if isinstance(start, ast.UnaryOp) and isinstance(start.op, ast.USub) and \
                 isinstance(start.operand, ast.Constant) and start.operand.value == 1:
             return True
+    return False
+
+
+def _power_of_two(number: Optional[float]) -> bool:
+    return number is not None and number > 0 and math.frexp(number)[0] == 0.5
+
+
+def _dyadic(op: ast.operator, left: Value, right: Value) -> bool:
+    """Whether ``left op right`` holds powers of two of whole exponents: a literal power of two
+    raised to integers (``2.0 ** arange(n)``), or such powers scaled by a literal power of two."""
+    if isinstance(op, ast.Pow):
+        exponents = right.series is not None and all(v == int(v) for v in right.series.exact)
+        return _power_of_two(_const_number(left)) and right.is_tensor and (
+            right.prec is Prec.INT or right.whole or exponents)
+    if isinstance(op, ast.Mult):
+        return left.dyadic and _power_of_two(_const_number(right)) or right.dyadic and _power_of_two(_const_number(left))
+    if isinstance(op, ast.Div):
+        return left.dyadic and _power_of_two(_const_number(right)) or right.dyadic and _power_of_two(_const_number(left))
     return False
 
 

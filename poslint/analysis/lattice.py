@@ -164,6 +164,9 @@ class Value:
     extent: Optional[int] = None
     # A floating tensor that holds whole numbers only, below ``extent`` (NaN flags times a literal).
     whole: bool = False
+    # Powers of two of whole exponents (octave bands ``2.0 ** arange(n)``): every 16-bit dtype holds
+    # them exactly (float16 from 2**-24 to 2**15), so a conversion rounds nothing of them.
+    dyadic: bool = False
     # A continuous value's largest magnitude where the code bounds it: ``linspace(-1, 1, n)`` and a
     # running count divided by its total hold 1, times ``2 * math.pi`` 6.28 (``extent`` follows it).
     magnitude: Optional[float] = None
@@ -402,6 +405,7 @@ def merge(a: Value, b: Value) -> Value:
         thin=a.thin if a.thin == b.thin else (False if False in (a.thin, b.thin) else None),
         extent=max(a.extent, b.extent) if a.extent is not None and b.extent is not None else None,
         whole=a.whole and b.whole,
+        dyadic=a.dyadic and b.dyadic,
         total=a.total and b.total,
         magnitude=max(a.magnitude, b.magnitude) if a.magnitude is not None and b.magnitude is not None else None,
         interval=(min(a.interval[0], b.interval[0]), max(a.interval[1], b.interval[1]))

@@ -154,13 +154,14 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
     multiplied by bands of a radian or more per unit, each angle moves by its relative rounding;
     ``magnitude``: the positions are continuous values the code bounds so (``extent`` follows it),
     which the message names instead of a last position."""
+    if factor is not None and factor.dyadic:
+        return None  # octave bands (2.0 ** arange(n)): 16 bits hold them exactly
     if factor is not None and factor.has(Role.HARMONICS):  # (of a continuous value, not a count of positions)
         return relative_error(float16, "the frequencies are harmonics (whole multiples of one frequency)")
     table = frequency_table(factor, divisor, default_dtype) if factor is not None else None
     if table is None and drawn_at_random(factor):
         return random_frequencies(float16)
-    if table is None and not divisor and factor is not None and (
-            factor.has(Role.GROWTH) or factor.has(Role.GROWTH2) or (factor.magnitude or 0) > 1):
+    if table is None and not divisor and bands_above_one(factor):
         # (bands that grow with the channel, pi * linspace(1, res / 2, n), multiply: no table of at
         # most one; a growing divisor, 10000 ** (2i / d), is that table inverted)
         if extent is not None and factor.magnitude is not None and factor.magnitude > 1:
@@ -219,6 +220,12 @@ def drawn_at_random(factor) -> bool:
     """Whether the frequencies ``factor`` holds are computed from a random draw (learned Fourier
     features: ``nn.Parameter(torch.randn(n))``), not from a table the code fixes."""
     return factor is not None and RANDOM_DRAW in factor.products
+
+
+def bands_above_one(factor) -> bool:
+    """Whether ``factor`` holds Fourier bands that grow with the channel (``2 ** arange(n)``,
+    ``pi * linspace(1, res / 2, n)``) rather than decay."""
+    return factor is not None and (factor.has(Role.GROWTH) or factor.has(Role.GROWTH2) or (factor.magnitude or 0) > 1)
 
 
 def random_frequencies(float16: bool = False) -> str:

@@ -30,7 +30,10 @@ class LowPrecisionFrequencies(Rule):
     hook), is not reported: the project runs that module in float32; nor is one of a module that
     only plain Python objects inside models hold (no registered part of them). A cast of whole numbers below 257
     (harmonic orders `torch.arange(1, 5, dtype=x.dtype)`, NaN flags built from `torch.isnan`) is
-    not reported: bfloat16 holds them exactly, so the cast rounds nothing.
+    not reported: bfloat16 holds them exactly, so the cast rounds nothing. Neither are octave
+    bands, powers of two of whole exponents (`2.0 ** torch.arange(n)`, `2 ** torch.linspace(0, n - 1,
+    steps=n)`, which steps by one), converted or cast: every 16-bit dtype holds them exactly (float16
+    up to 2**15); times pi they are rounded like any other table.
 
     Where the code gives the range (a literal grid, a configuration class's default such as
     `max_position_embeddings` or `image_size // patch_size`, a count bounded by an `assert`

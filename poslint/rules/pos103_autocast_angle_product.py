@@ -5,8 +5,8 @@ from poslint.analysis.lattice import BF16_EXACT_UP_TO
 from poslint.core.diagnostics import Fix
 from poslint.fix.blocks import atom, enclosing_statement, replace, simple_name, torch_attr, wrap_in_block
 from poslint.rules.base import Finding, Rule
-from poslint.rules.consequences import (distinct_positions, drawn_at_random, grid_extent, random_frequencies,
-                                        rounded_frequencies)
+from poslint.rules.consequences import (bands_above_one, distinct_positions, drawn_at_random, grid_extent,
+                                        random_frequencies, relative_error, rounded_frequencies)
 
 LOWERED_ON_CPU_TOO = frozenset({"matmul", "@", "mm", "bmm", "baddbmm", "addbmm", "addmm", "linear"})
 
@@ -40,7 +40,9 @@ class AutocastAngleProduct(Rule):
     reported when they move its angles by less than 0.03 rad (with the code's own frequency table
     where its dim and base are literals or configuration defaults, else head dim 128 and base
     10000). An input of unknown range times frequencies drawn at random (learned Fourier
-    features) is reported with what 16 bits do to each angle: 0.4% of it in bfloat16.
+    features), or times Fourier bands that grow with the channel (octaves `2.0 ** arange(n)` of
+    pixel coordinates in an einsum, made on the spot or held by the module), is reported with what
+    16 bits do to each angle: 0.4% of it in bfloat16.
 
     ## Why is this bad?
     Autocast runs these ops in 16 bits even when both inputs are float32: in float16 by default on
@@ -162,6 +164,9 @@ def rope(x, inv_freq):
                 consequence += assumed
             elif not product.positions.has(Role.POSITIONS) and drawn_at_random(product.factor):
                 consequence = random_frequencies()  # an input of unknown range: each angle moves relatively
+            elif not product.positions.has(Role.POSITIONS) and bands_above_one(product.factor):
+                consequence = relative_error(False, "the frequencies are Fourier bands above one of an input "
+                                                    "whose range the code does not give")
             else:
                 consequence = distinct_positions(extent).replace(" in bfloat16", "")
             where = "CPU" if on_cpu else "CUDA and CPU" if product.op in LOWERED_ON_CPU_TOO else "CUDA"
