@@ -1306,7 +1306,9 @@ class Interpreter:
             (self.empty_at_construction if empty else self.built_at_construction).add((cls.name, attr))
         if value.payload_key in ("parameter", "buffer"):
             value = value.with_(payload=None, payload_key=value.payload if value.payload in ONE_VALUE_KEYS else None)
-        if value.on_cpu:  # module.to(device) moves buffers and parameters; attributes get moved by hand
+        if value.on_cpu and storage != "plain":
+            # module.to(device) moves buffers and parameters; a plain attribute stays where it was
+            # made, unless code of the project stores it moved (which the merge of its stores shows).
             value = value.with_(on_cpu=False)
         if storage != "plain" and value.sort is not Sort.TENSOR and not value.roles:
             value = UNKNOWN_TENSOR  # a buffer or parameter is a tensor, whatever computed it
@@ -1494,8 +1496,8 @@ class Interpreter:
         if owner.is_tensor or owner.sort is Sort.OTHER:
             if node.attr in ("shape", "ndim"):
                 return Value(sort=Sort.PYINT)
-            if node.attr == "device":
-                return DEVICE
+            if node.attr == "device":  # (a CPU tensor's device is the CPU: what moves there stays there)
+                return DEVICE.with_(on_cpu=True) if owner.is_tensor and owner.on_cpu else DEVICE
             if node.attr in ("is_cuda", "requires_grad"):
                 return UNKNOWN
             # Unknown until called: ``params.dim`` is a number, ``x.float`` a method.
@@ -2711,8 +2713,8 @@ class Interpreter:
         if name in FACTORIES and qual.startswith("torch"):
             # torch.tensor(t) copies t where it is
             data = [a for a in args[:1] if name in ("tensor", "as_tensor") and (a.is_tensor or _is_opaque(a))]
-            return _placed(value, (), cpu=_on_cpu_device(node, self.names.qualname) or "device" not in kwargs and self.factories_on_cpu and
-                           all(a.on_cpu for a in data))
+            return _placed(value, (), cpu=_on_cpu_device(node, self.names.qualname) or _cpu_device_of(args, kwargs)
+                           or "device" not in kwargs and self.factories_on_cpu and all(a.on_cpu for a in data))
         if name in LIKE or name in NEW_TENSOR_METHODS:  # where the tensor it copies is, unless told
             return _placed(value, args[:1], cpu=False if "device" in kwargs else None)
         return _placed(value, list(args) + list(kwargs.values()))
@@ -3117,7 +3119,7 @@ class Interpreter:
         if name in TRANSFORMING and drawn - value.products:
             # the exp of a random draw (a log-uniform jitter) or of a phase is still no position
             value = value.with_(sort=Sort.TENSOR if receiver.is_tensor else value.sort, products=value.products | drawn)
-        if name == "cpu" or name == "to" and _on_cpu_device(node, self.names.qualname):
+        if name == "cpu" or name == "to" and (_on_cpu_device(node, self.names.qualname) or _cpu_device_of(args, kwargs)):
             value = _placed(value, (), cpu=True)
         elif name in DEVICE_MOVES or name == "to" and _moves_device(args, kwargs):
             value = _placed(value, (), cpu=False)
@@ -3523,6 +3525,13 @@ def _on_cpu_device(call: ast.AST, qualname: Callable[[ast.AST], Optional[str]]) 
         if isinstance(device, ast.Constant) and isinstance(device.value, str) and device.value.split(":")[0] == "cpu":
             return True
     return False
+
+
+def _cpu_device_of(args: Sequence[Value], kwargs: Dict[str, Value]) -> bool:
+    """A call given the device of a CPU tensor (``.to(device=freqs.device)``, ``zeros(n,
+    device=t.device)`` of a ``t`` made with ``device="cpu"``)."""
+    given = [kwargs["device"]] if "device" in kwargs else [a for a in args if a.payload_key == DEVICE.payload_key]
+    return bool(given) and all(d.payload_key == DEVICE.payload_key and d.on_cpu for d in given)
 
 
 def _placed(value: Value, operands: Sequence[Value], cpu: Optional[bool] = None) -> Value:
