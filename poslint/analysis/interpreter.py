@@ -605,7 +605,10 @@ class Interpreter:
     # ---- calls -------------------------------------------------------------------------
 
     def call(self, fn: FunctionInfo, args: Sequence[Value], kwargs: Dict[str, Value],
-             self_value: Optional[Value], caller: Optional[Frame], standalone: bool = False) -> Value:
+             self_value: Optional[Value], caller: Optional[Frame], standalone: bool = False,
+             handed: Optional[Dict[str, Value]] = None) -> Value:
+        """``fn`` called with these arguments; ``handed``: what the caller stored in the attributes
+        of the part it calls (``self.rotary.inv_freq = t`` before ``self.rotary(n)``)."""
         if fn.home is not None and fn.home is not self:
             return fn.home.call_for(self, fn, args, kwargs, self_value, caller)
         if fn in self.stack or len(self.stack) >= MAX_CALL_DEPTH:
@@ -625,7 +628,7 @@ class Interpreter:
         on_self = caller is not None and self_value is not None and caller.env.get("self") is self_value
         if runtime and (caller is None or caller.runtime):
             self.analyzed_after_construction.add(id(fn))
-        incoming = _stored_on_self(caller.env) if on_self else {}
+        incoming = _stored_on_self(caller.env) if on_self else (handed or {})
         key = (id(fn), tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
                autocast_off, default, standalone, dispatch.name if dispatch else None,
                tuple(sorted(incoming.items(), key=lambda kv: kv[0])),
@@ -1218,6 +1221,11 @@ class Interpreter:
             # ``self.periods.data = t``: the buffer registered empty now holds t, in t's dtype
             storage = self._attr_storage(frame.cls, target.value.attr)
             self.store_attr(frame, target.value.attr, storage, value, target, value_node)
+        elif isinstance(target, ast.Attribute) and is_self_attr(target.value) and frame.cls is not None \
+                and frame.runtime and value.is_tensor:
+            # ``self.rotary.inv_freq = t`` in forward: what the part's next call reads (after any
+            # conversion: nn.Module's setattr puts t in the buffer as it is)
+            frame.env[f"self.{target.value.attr}.{target.attr}"] = value
         elif isinstance(target, ast.Subscript):
             # ``pe[:, 0::2] = torch.sin(...)``: the container takes on the roles written into it.
             base = target.value
@@ -1306,10 +1314,12 @@ class Interpreter:
             (self.empty_at_construction if empty else self.built_at_construction).add((cls.name, attr))
         if value.payload_key in ("parameter", "buffer"):
             value = value.with_(payload=None, payload_key=value.payload if value.payload in ONE_VALUE_KEYS else None)
-        if value.on_cpu and storage != "plain":
+        if value.on_cpu and (storage != "plain" or not value.cpu_literal):
             # module.to(device) moves buffers and parameters; a plain attribute stays where it was
-            # made, unless code of the project stores it moved (which the merge of its stores shows).
-            value = value.with_(on_cpu=False)
+            # made, unless code of the project stores it moved (which the merge of its stores shows),
+            # or the CPU was only the factories' default (``with torch.device("cuda"):`` around the
+            # construction, in a caller, puts it there).
+            value = value.with_(on_cpu=False, cpu_literal=False)
         if storage != "plain" and value.sort is not Sort.TENSOR and not value.roles:
             value = UNKNOWN_TENSOR  # a buffer or parameter is a tensor, whatever computed it
         frame.env[f"self.{attr}"] = value
@@ -1497,7 +1507,8 @@ class Interpreter:
             if node.attr in ("shape", "ndim"):
                 return Value(sort=Sort.PYINT)
             if node.attr == "device":  # (a CPU tensor's device is the CPU: what moves there stays there)
-                return DEVICE.with_(on_cpu=True) if owner.is_tensor and owner.on_cpu else DEVICE
+                return DEVICE.with_(on_cpu=True, cpu_literal=owner.cpu_literal) \
+                    if owner.is_tensor and owner.on_cpu else DEVICE
             if node.attr in ("is_cuda", "requires_grad"):
                 return UNKNOWN
             # Unknown until called: ``params.dim`` is a number, ``x.float`` a method.
@@ -2547,16 +2558,18 @@ class Interpreter:
             return _joined([r for r in results if r is not None]) if any(r is not None for r in results) else None
         if callee.sort is Sort.CALLABLE and isinstance(payload, FunctionInfo):
             return self.call(payload, args, kwargs, None, frame)
+        site = self._call_site.func if isinstance(self._call_site, ast.Call) else None
         if callee.sort is Sort.CALLABLE and isinstance(payload, tuple) and len(payload) == 2 \
                 and isinstance(payload[0], FunctionInfo):
-            return self.call(payload[0], args, kwargs, payload[1], frame)
+            handed = _stored_on_part(frame.env, site.value) if isinstance(site, ast.Attribute) else None
+            return self.call(payload[0], args, kwargs, payload[1], frame, handed=handed)
         if callee.sort is Sort.INSTANCE and isinstance(payload, ClassInfo):
             forward = payload.lookup_method("forward")
             if forward is not None:
                 cast_to = payload.inputs_cast_to()
                 if cast_to is not None and frame.runtime and isinstance(self._call_site, ast.Call):
                     args, kwargs = self._sharded_entry(self._call_site, payload, forward, cast_to, args, kwargs)
-                return self.call(forward, args, kwargs, callee, frame)
+                return self.call(forward, args, kwargs, callee, frame, handed=_stored_on_part(frame.env, site))
         if isinstance(payload, _LinearModule) and args and frame.runtime and isinstance(self._call_site, ast.Call) \
                 and self._call_site.args:
             return self._linear_call(self._call_site, args[0], payload.in_features, frame)
@@ -2713,8 +2726,9 @@ class Interpreter:
         if name in FACTORIES and qual.startswith("torch"):
             # torch.tensor(t) copies t where it is
             data = [a for a in args[:1] if name in ("tensor", "as_tensor") and (a.is_tensor or _is_opaque(a))]
-            return _placed(value, (), cpu=_on_cpu_device(node, self.names.qualname) or _cpu_device_of(args, kwargs)
-                           or "device" not in kwargs and self.factories_on_cpu and all(a.on_cpu for a in data))
+            literal = _on_cpu_device(node, self.names.qualname) or _cpu_device_of(args, kwargs, literal=True)
+            return _placed(value, (), cpu=literal or _cpu_device_of(args, kwargs) or "device" not in kwargs
+                           and self.factories_on_cpu and all(a.on_cpu for a in data), literal=literal)
         if name in LIKE or name in NEW_TENSOR_METHODS:  # where the tensor it copies is, unless told
             return _placed(value, args[:1], cpu=False if "device" in kwargs else None)
         return _placed(value, list(args) + list(kwargs.values()))
@@ -3120,7 +3134,8 @@ class Interpreter:
             # the exp of a random draw (a log-uniform jitter) or of a phase is still no position
             value = value.with_(sort=Sort.TENSOR if receiver.is_tensor else value.sort, products=value.products | drawn)
         if name == "cpu" or name == "to" and (_on_cpu_device(node, self.names.qualname) or _cpu_device_of(args, kwargs)):
-            value = _placed(value, (), cpu=True)
+            value = _placed(value, (), cpu=True, literal=name == "cpu" or _on_cpu_device(node, self.names.qualname)
+                            or _cpu_device_of(args, kwargs, literal=True))
         elif name in DEVICE_MOVES or name == "to" and _moves_device(args, kwargs):
             value = _placed(value, (), cpu=False)
         elif name in NEW_TENSOR_METHODS:
@@ -3527,14 +3542,15 @@ def _on_cpu_device(call: ast.AST, qualname: Callable[[ast.AST], Optional[str]]) 
     return False
 
 
-def _cpu_device_of(args: Sequence[Value], kwargs: Dict[str, Value]) -> bool:
+def _cpu_device_of(args: Sequence[Value], kwargs: Dict[str, Value], literal: bool = False) -> bool:
     """A call given the device of a CPU tensor (``.to(device=freqs.device)``, ``zeros(n,
-    device=t.device)`` of a ``t`` made with ``device="cpu"``)."""
+    device=t.device)`` of a ``t`` made with ``device="cpu"``; with ``literal``, put there by a literal)."""
     given = [kwargs["device"]] if "device" in kwargs else [a for a in args if a.payload_key == DEVICE.payload_key]
-    return bool(given) and all(d.payload_key == DEVICE.payload_key and d.on_cpu for d in given)
+    return bool(given) and all(d.payload_key == DEVICE.payload_key and d.on_cpu and (d.cpu_literal or not literal)
+                               for d in given)
 
 
-def _placed(value: Value, operands: Sequence[Value], cpu: Optional[bool] = None) -> Value:
+def _placed(value: Value, operands: Sequence[Value], cpu: Optional[bool] = None, literal: bool = False) -> Value:
     """``value`` on the CPU if ``cpu``, or (``cpu`` None) if every tensor among ``operands`` (and the
     elements of sequences among them) is: torch runs an op where its tensor operands are. An
     untyped operand beside a CPU tensor of dimensions is a number or on the CPU too (torch refuses
@@ -3546,7 +3562,9 @@ def _placed(value: Value, operands: Sequence[Value], cpu: Optional[bool] = None)
         tensors = [v for v in flat if v.is_tensor]
         cpu = bool(tensors) and all(v.on_cpu for v in tensors) and (
             any(v.ndim for v in tensors) or not any(_is_opaque(v) for v in flat))
-    return value if value.on_cpu is cpu else value.with_(on_cpu=cpu)
+        literal = cpu and all(v.cpu_literal for v in tensors)
+    literal = bool(cpu and literal)
+    return value if value.on_cpu is cpu and value.cpu_literal is literal else value.with_(on_cpu=cpu, cpu_literal=literal)
 
 
 def _flattened(values: Sequence[Value]):
@@ -4052,6 +4070,15 @@ def _value_names(node: ast.AST) -> Set[str]:
 
 def _stored_on_self(env: Dict[str, Value]) -> Dict[str, Value]:
     return {name: value for name, value in env.items() if name.startswith("self.")}
+
+
+def _stored_on_part(env: Dict[str, Value], part: Optional[ast.AST]) -> Optional[Dict[str, Value]]:
+    """What ``env``'s frame stored in the attributes of ``part`` (``self.rotary``), as the part's
+    own ``self.<attr>``."""
+    if not is_self_attr(part):
+        return None
+    prefix = f"self.{part.attr}."
+    return {f"self.{name[len(prefix):]}": value for name, value in env.items() if name.startswith(prefix)} or None
 
 
 def _stored_on_every_path(exits: List[Dict[str, Value]], incoming: Dict[str, Value]) -> Dict[str, Value]:

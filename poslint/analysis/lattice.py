@@ -180,6 +180,9 @@ class Value:
     # Made on the CPU (a factory given no device, in a module that sets no default device) and
     # computed only from tensors made there: autocast of another device type leaves it alone.
     on_cpu: bool = False
+    # Put on the CPU by a literal device (``device="cpu"``, ``.cpu()``), which no device context a
+    # caller sets at construction (``with torch.device("cuda"):``) moves.
+    cpu_literal: bool = False
     # The position grids (their creation sites, with the call sites of the helpers that made them)
     # these positions come from; and, for positions stacked from grids of different axes (an
     # image's x and y), how many axes they span.
@@ -411,6 +414,7 @@ def merge(a: Value, b: Value) -> Value:
         interval=(min(a.interval[0], b.interval[0]), max(a.interval[1], b.interval[1]))
         if a.interval is not None and b.interval is not None else None,
         on_cpu=a.on_cpu and b.on_cpu,
+        cpu_literal=a.cpu_literal and b.cpu_literal,
         grids=a.grids | b.grids,
         axes=a.axes if a.axes == b.axes else None,
         series=a.series if a.series == b.series else None,
