@@ -117,6 +117,14 @@ EXPECTED = {
         # encoders.py takes torch, nn and math from imports.py by a star import; its float32 twin is silent.
         ("starpkg/encoders.py", 10, "POS105", "under a bfloat16 default dtype"),
     ],
+    "script_paths": [
+        # encoder.py puts its submodules/ directory on sys.path from __file__ and imports bias.py by
+        # its bare name; a sys.path entry outside the project is never read.
+        ("scriptpkg/model/encoder.py", 24, "POS201", "(in scriptpkg/model/submodules/bias.py:7, reached by this call)"),
+        # runner/model.py imports the vendored `core` package by its top-level name: found in the
+        # directory above it, as its authors' sys.path has it; `missing_vendor` is nowhere: opaque.
+        ("scriptpkg/vendored/runner/model.py", 13, "POS101", "(in scriptpkg/vendored/core/rope.py, reached by"),
+    ],
     "cycle": [
         ("cyc/freqs.py", 11, "POS101", "(cyc/positions.py:7)"),
         ("cyc/positions.py", 11, "POS101", "explicit torch.float16"),
@@ -313,6 +321,8 @@ MODULE_NAMES = {
                             "Stage", "rotary", "other", "load_weights", "rope", "tower", "AxialRotary", "Grid",
                             "Tower", "freqs"],
     "star_imports": ["starpkg", "imports", "encoders", "SinusoidTable", "Float32SinusoidTable"],
+    "script_paths": ["scriptpkg", "model", "submodules", "bias", "encoder", "vendored", "core", "rope", "runner",
+                     "absolute_bias", "relative_bias", "positions_like", "rotary_tables", "Encoder", "Runner"],
     "callers_elsewhere": ["phasepkg", "tables", "model", "head", "sincos_table", "resized_sincos_table",
                           "passed_sincos_table", "construction_angles", "forward_angles", "table_for_forward",
                           "PatchEmbed", "Head"],

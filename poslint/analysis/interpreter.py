@@ -1663,6 +1663,10 @@ class Interpreter:
             return self.call(method, [], {}, owner, frame)
         if method:
             return Value(sort=Sort.CALLABLE, payload=(method, owner), payload_key=("method", method.qual))
+        if node.attr in owner.payload.record_fields:  # a record's field: what its constructor was given
+            key = owner.payload_key
+            given = dict(key[1]) if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], tuple) else {}
+            return given.get(node.attr, UNKNOWN)
         found = owner.payload.lookup_attr(node.attr)
         if found is not None:  # a submodule's buffer: ``self.rotary.inv_freq``
             return self._held(owner.payload, node.attr, node, frame, *found, own=False)
@@ -2501,22 +2505,7 @@ class Interpreter:
         them) told apart by the call site: a 1-D sincos helper called once per axis (``pe(W)``,
         ``pe(H)``) makes two grids, whose tables side by side are a 2-axis grid."""
         handed = frozenset().union(*(value.grids for value in (*args, *kwargs.values())))
-
-        def retagged(value: Value) -> Value:
-            if value.sort is Sort.TUPLE and isinstance(value.payload, tuple):
-                parts = tuple(retagged(part) for part in value.payload)
-                return value if parts == value.payload else value.with_(
-                    payload=parts, payload_key=parts if value.payload_key == value.payload else value.payload_key)
-            made = value.grids - handed
-            if not made:
-                return value
-            site = node_key(node)
-            for grid in made:
-                if grid in self.grid_ends:
-                    self.grid_ends[grid + site] = self.grid_ends[grid]
-            return value.with_(grids=(value.grids & handed) | {grid + site for grid in made})
-
-        return retagged(result)
+        return _retagged_grids(result, handed, node_key(node), self.grid_ends)
 
     def _instance(self, cls: ClassInfo, call: ast.Call, frame: Frame, args: Sequence[Value] = (),
                   kwargs: Optional[Dict[str, Value]] = None) -> Value:
@@ -2526,6 +2515,12 @@ class Interpreter:
         instance holds in an attribute the constructor sets from such a parameter is known to its
         methods."""
         init = cls.lookup_method("__init__")
+        if init is None and cls.record_fields:
+            # a record's generated constructor: each argument, whatever it is, in its field
+            fields = dict(zip(cls.record_fields, args))
+            fields.update((name, value) for name, value in (kwargs or {}).items() if name in cls.record_fields)
+            return Value(sort=Sort.INSTANCE, payload=cls,
+                         payload_key=(cls.name, tuple(sorted(fields.items(), key=lambda pair: pair[0]))))
         bound = bound_arguments(init.node, call, with_defaults=True) \
             if init is not None and not isinstance(init.node, ast.Lambda) else None
         given = {id(node): value for node, value in zip(call.args, args)}
@@ -4066,6 +4061,22 @@ def _value_names(node: ast.AST) -> Set[str]:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in METADATA_CALLS:
         return _value_names(node.func.value)
     return set().union(*(_value_names(child) for child in ast.iter_child_nodes(node)))
+
+
+def _retagged_grids(value: Value, handed: frozenset, site: tuple, grid_ends: Dict[tuple, str]) -> Value:
+    """``value`` (and the elements of a tuple) with the grids not in ``handed`` keyed by ``site``
+    too; ``grid_ends`` learns the new keys' ends."""
+    if value.sort is Sort.TUPLE and isinstance(value.payload, tuple):
+        parts = tuple(_retagged_grids(part, handed, site, grid_ends) for part in value.payload)
+        return value if parts == value.payload else value.with_(
+            payload=parts, payload_key=parts if value.payload_key == value.payload else value.payload_key)
+    made = value.grids - handed
+    if not made:
+        return value
+    for grid in made:
+        if grid in grid_ends:
+            grid_ends[grid + site] = grid_ends[grid]
+    return value.with_(grids=(value.grids & handed) | {grid + site for grid in made})
 
 
 def _stored_on_self(env: Dict[str, Value]) -> Dict[str, Value]:

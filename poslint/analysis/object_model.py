@@ -93,6 +93,9 @@ class ClassInfo:
     # arguments to: the dtype's name, or "param_dtype" when a caller chooses it.
     sharding_methods: Dict[str, str] = field(default_factory=dict)
     base_nodes: List[ast.AST] = field(default_factory=list)
+    # A record class's fields, in order (a dataclass or a NamedTuple with no ``__init__`` of its
+    # own): its generated constructor stores each argument in the field of that name.
+    record_fields: Tuple[str, ...] = ()
     home_ref: Optional["weakref.ref"] = None  # the interpreter of the module that defines it
     sealed: bool = False  # its bases are final
     _bases_mro: Optional[Tuple["ClassInfo", ...]] = field(default=None, repr=False)
@@ -532,6 +535,12 @@ class ModuleModel:
                     self._holders.setdefault(part, []).append(cls)
         return self._holders.get(name, [])
 
+    def _is_record(self, node: ast.ClassDef) -> bool:
+        """A ``@dataclass`` (called or not) or a ``typing.NamedTuple`` subclass."""
+        decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
+        return any(self.names.qualname(d) == "dataclasses.dataclass" for d in decorators) or \
+            any(self.names.qualname(b) == "typing.NamedTuple" for b in node.bases)
+
     def _sharded_inputs_dtype(self, fn: FunctionInfo) -> Optional[str]:
         """What ``fn`` has FSDP2 cast its own instance's forward arguments to: it shards its first
         parameter (``fully_shard(self, mp_policy=policy)``) with a policy that sets a 16-bit param
@@ -592,6 +601,9 @@ class ModuleModel:
                 self.collect_stmt(item)
             for name in CONVERSION_HOOKS & set(cls.methods):
                 cls.restored_attrs |= attrs_written(cls.methods[name].node)
+            if "__init__" not in cls.methods and self._is_record(stmt):
+                cls.record_fields = tuple(item.target.id for item in stmt.body if isinstance(item, ast.AnnAssign)
+                                          and isinstance(item.target, ast.Name))
             cls.sharding_methods = {name: dtype for name, fn in cls.methods.items()
                                     for dtype in [self._sharded_inputs_dtype(fn)] if dtype is not None}
             for item in walk(stmt):

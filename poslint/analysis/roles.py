@@ -20,7 +20,10 @@ def power_role(base: Value, exponent: Value) -> Role:
     number = base.payload_key[1] if isinstance(base.payload_key, tuple) and len(base.payload_key) == 2 \
         and base.payload_key[0] == "const" and type(base.payload_key[1]) in (int, float) else None
     below_one = number is not None and 0 < number < 1
-    decays = exponent.has(Role.NEGATIVE) != below_one
+    # (an exponent the code bounds at or below zero, ``linspace(0, -1, n)``, is negated too)
+    low, high = value_range(exponent) if exponent.interval is not None else (0.0, math.inf)
+    negative = exponent.has(Role.NEGATIVE) or (high <= 0 and low < 0)
+    decays = negative != below_one
     pow2 = is_pow2_base(base) or (below_one and math.log2(number).is_integer())
     if base.has(Role.POW2) or (pow2 and decays):
         return Role.SLOPES

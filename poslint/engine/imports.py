@@ -113,10 +113,38 @@ class ProjectFiles:
     def for_host(self, path: str) -> Tuple[Optional[str], bool]:
         """Prepare to analyse the file at ``path``: its module name and whether it is a package."""
         module, is_package, root = module_of(path, self.src_roots)
-        self.roots = ((root,) if root and root not in self.src_roots else ()) + self.src_roots
+        roots = ((root,) if root and root not in self.src_roots else ()) + self.src_roots
+        self.roots = roots + tuple(d for d in dict.fromkeys(self._script_roots(path, roots)) if d not in roots)
         self.read = set()
         self.host = (module, is_package)
         return module, is_package
+
+    def _script_roots(self, path: str, roots: Tuple[str, ...]) -> Iterable[str]:
+        """Where research code finds its own absolute imports beyond the project's roots, inside
+        them: the directories it puts on ``sys.path`` from ``__file__`` (in the file, or in the
+        ``__init__.py`` of a package above it, which runs first), then the directories above the
+        file (a script's own directory, or one an import-time ``sys.path`` edit elsewhere adds)."""
+        absolute = os.path.abspath(path)
+        real_roots = [os.path.realpath(r) for r in roots]
+        inits = []
+        directory = os.path.dirname(absolute)
+        while os.path.isfile(os.path.join(directory, "__init__.py")) and len(inits) < 16:
+            inits.append(os.path.join(directory, "__init__.py"))
+            directory = os.path.dirname(directory)
+        for source in [absolute] + inits:
+            text = self.text(source)
+            if text is None or "sys.path" not in text:
+                continue
+            for entry in sys_path_entries(text, source):
+                if os.path.isdir(entry) and any(_inside(os.path.realpath(entry), r) for r in real_roots):
+                    yield entry
+        directory = os.path.dirname(absolute)
+        while any(_inside(os.path.realpath(directory), r) for r in real_roots) and directory not in roots:
+            yield directory
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                break
+            directory = parent
 
     def _locate(self, module: str) -> Optional[str]:
         key = (self.roots, module)
@@ -596,6 +624,70 @@ def _module_name(package: str, path: str) -> str:
         return package
     stem = os.path.splitext(os.path.basename(path))[0]
     return f"{package}.{stem}" if package else stem
+
+
+def sys_path_entries(text: str, path: str) -> List[str]:
+    """The directories a module adds to ``sys.path`` (``insert``/``append``) that it computes from
+    its own ``__file__``: ``os.path.dirname``/``abspath``/``realpath``/``join`` with literals,
+    ``Path(__file__).resolve().parent / "lib"``, ``str(...)``, through module-level names."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names: Dict[str, Optional[str]] = {}
+    entries = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            names[node.targets[0].id] = _file_path(node.value, path, names)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("insert", "append") and _dotted(node.func.value) == "sys.path" and node.args:
+            entry = _file_path(node.args[-1], path, names)
+            if entry is not None:
+                entries.append(os.path.normpath(entry))
+    return entries
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
+
+
+def _file_path(node: ast.AST, path: str, names: Dict[str, Optional[str]]) -> Optional[str]:
+    """The path ``node`` computes from ``__file__`` (the module at ``path``), else None."""
+    if isinstance(node, ast.Name):
+        return path if node.id == "__file__" else names.get(node.id)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant) \
+            and isinstance(node.right.value, str):
+        base = _file_path(node.left, path, names)
+        return os.path.join(base, node.right.value) if base is not None else None
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        base = _file_path(node.value, path, names)
+        return os.path.dirname(base) if base is not None else None
+    if not isinstance(node, ast.Call):
+        return None
+    callee = _dotted(node.func)
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("resolve", "absolute") and not node.args:
+        return _file_path(node.func.value, path, names)
+    if not node.args:
+        return None
+    first = _file_path(node.args[0], path, names)
+    if first is None:
+        return None
+    if callee in ("os.path.dirname", "path.dirname"):
+        return os.path.dirname(first)
+    if callee in ("os.path.abspath", "os.path.realpath", "os.path.normpath", "path.abspath", "path.realpath",
+                  "str", "Path", "pathlib.Path", "os.fspath"):
+        return os.path.normpath(first)
+    if callee in ("os.path.join", "path.join"):
+        rest = [a.value for a in node.args[1:] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        return os.path.normpath(os.path.join(first, *rest)) if len(rest) == len(node.args) - 1 else None
+    return None
 
 
 def _inside(path: str, root: str) -> bool:
