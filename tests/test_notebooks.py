@@ -94,12 +94,14 @@ def test_magic_lines_keep_the_rows_and_columns_of_the_code_after_them():
 
 
 @pytest.mark.parametrize("line", ["%time f()", "%%timeit", "!ls -la", "  !pip install x", "?torch.arange",
-                                  "torch.arange?", "torch.arange??", "files = !ls", "t = %timeit -o f()"])
+                                  "torch.arange?", "torch.arange??", "files = !ls", "t = %timeit -o f()",
+                                  "pip install -U -q matplotlib", "cd ..", "time f()"])
 def test_ipython_lines_are_recognised(line):
     assert is_ipython_line(line)
 
 
-@pytest.mark.parametrize("line", ["x = 1", "# %time", "y = a % b", "print('!')", "z = x if a else b", ""])
+@pytest.mark.parametrize("line", ["x = 1", "# %time", "y = a % b", "print('!')", "z = x if a else b", "",
+                                  "ls - x", "pip = 3", "time.sleep(1)", "cd in dirs"])
 def test_python_lines_are_not_masked(line):
     assert not is_ipython_line(line)
 

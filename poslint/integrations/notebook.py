@@ -12,7 +12,8 @@ later one is seen as one program. Each cell starts with a marker comment line
 
 **IPython syntax.** A cell that parses as Python is used as it is. Otherwise its IPython lines
 are masked with placeholders of the same length, so that the columns of everything else stay
-right: line magics (``%time``), shell escapes (``!ls``), help (``?obj``, ``obj?``), and
+right: line magics (``%time``, or ``pip install x`` that automagic runs as ``%pip``), shell
+escapes (``!ls``), help (``?obj``, ``obj?``), and
 assignments from them (``files = !ls``) become the statement ``0`` padded with spaces, and the
 continuation lines of such a line (after a trailing ``\\``) become comments. A cell that starts
 with a cell magic is checked only for the magics whose body is Python (``%%time``,
@@ -52,6 +53,15 @@ _MARKER_LINE = re.compile(r"^# poslint-cell-boundary (\d+)\n", re.MULTILINE)
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 
 _HELP = re.compile(r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:\(\))?\?{1,2}")
+# Line magics and shell aliases that IPython's automagic (on by default) runs without their ``%``:
+# ``pip install -q x`` in a cell is ``%pip install -q x``.
+AUTOMAGICS = frozenset({
+    "pip", "conda", "mamba", "micromamba", "cd", "pwd", "ls", "ll", "cat", "cp", "mv", "rm", "rmdir", "mkdir",
+    "env", "set_env", "load_ext", "reload_ext", "unload_ext", "matplotlib", "pylab", "time", "timeit", "run",
+    "who", "whos", "history", "reset", "config", "autoreload", "aimport", "precision", "pdb", "debug", "prun",
+    "load", "sx", "system", "alias", "unalias", "pushd", "popd", "dhist", "bookmark", "clear", "less", "more", "man",
+})
+_FIRST_WORD = re.compile(r"([A-Za-z_]\w*)\s")
 _ASSIGN_MAGIC = re.compile(r"[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")
 _WS = re.compile(r"[ \t\n\r]*")
 
@@ -101,7 +111,12 @@ def is_ipython_line(body: str) -> bool:
         return False
     if stripped[0] in "%!?":
         return True
-    return bool(_HELP.fullmatch(stripped) or _ASSIGN_MAGIC.match(stripped))
+    if _HELP.fullmatch(stripped) or _ASSIGN_MAGIC.match(stripped):
+        return True
+    # An automagic: a magic's name, then words that are no Python statement (``pip install x``,
+    # ``cd ..``; ``ls - x`` is a subtraction).
+    first = _FIRST_WORD.match(stripped)
+    return bool(first and first.group(1) in AUTOMAGICS and _parses(stripped) is not None)
 
 
 def _placeholder(body: str, statement: bool) -> str:
