@@ -1811,9 +1811,9 @@ class Interpreter:
         if not value.is_tensor:
             if value.roles:  # a Python list of slopes, say
                 return value
-            # (a slice of a table the module fixes is one too)
-            return UNKNOWN.with_(products=value.products & {MODULE_CONSTANT}) if MODULE_CONSTANT in value.products \
-                else UNKNOWN
+            # (a slice of a table the module fixes is one too; a slice still reaches where the whole
+            # goes: ``t[..., 0::2] = sin(t[..., 0::2])`` takes the sin of what computed ``t``)
+            return UNKNOWN.with_(products=value.products & {MODULE_CONSTANT}, recent=value.recent)
         ndim, axis = _index_axes(value, node.slice)
         # A grid's or running count's last entry (``counts[:, -1:]``) is its largest: a total.
         total = value.has(Role.POSITIONS) and _takes_last(node.slice)
@@ -2190,11 +2190,13 @@ class Interpreter:
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _channel_vector(a) else (b, b_node, a, a_node)
             factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.FREQS})
         elif key in self.sinks.attention and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a) \
-                and not _filled_only(a if is_grid(a) else b):
+                and not _filled_only(a if is_grid(a) else b) and op not in SAME_DTYPE_PRODUCTS:
             # A position grid times something unknown, handed to attention as a bias: the
             # something is ALiBi's per-head slopes (a constructor argument, a buffer, a parameter).
             # (Not times steps that vary along no axis, ``full(n, t_next) - full(n, t)``: an Euler
-            # step's length, no distance between a query and its keys.)
+            # step's length, no distance between a query and its keys. Nor a matrix product: slopes
+            # scale each head's distances by broadcasting; ``scores @ coefficients`` before a
+            # softmax is a ranking's relaxation, NeuralSort's.)
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
             factor = factor.with_(roles=factor.roles | {Role.SLOPES})
         else:

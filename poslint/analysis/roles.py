@@ -113,7 +113,9 @@ def combined_roles(op: ast.operator, left: Value, right: Value) -> frozenset:
         elif is_pow2_base(left):
             return frozenset({Role.POW2})
     if isinstance(op, ast.Div) and right.has(Role.GROWTH) and not left.has(Role.GROWTH):
-        roles = (roles - {Role.GROWTH}) | {Role.FREQS}  # 1 / base ** (index / d)
+        # 1 / base ** (index / d); an input over the table instead (``days / denom``) is what the
+        # frequencies turn, no table of them
+        roles = (roles - {Role.GROWTH}) | (set() if unknown_operand(left) else {Role.FREQS})
     if isinstance(op, ast.Div) and right.has(Role.GROWTH2) and not left.has(Role.GROWTH2):
         roles = (roles - {Role.GROWTH2}) | {Role.SLOPES}  # 1 / 2 ** (index * 8 / heads)
     if isinstance(op, ast.Div) and left.has(Role.POSITIONS) and right.has(Role.POSITIONS):
