@@ -91,6 +91,8 @@ def _described(frequencies: Tuple[float, ...]) -> str:
         if all(math.isclose(b / a, ratio, rel_tol=1e-6) for a, b in zip(distinct, distinct[1:])) and \
                 math.isclose(base, float(f"{base:.3g}"), rel_tol=1e-6):
             return f"the code's frequencies: dim {2 * n}, base {float(f'{base:.3g}'):g}"
+    if n == 1:
+        return f"the code's one frequency, {distinct[0]:.3g}"
     return f"the code's {n} frequencies, {distinct[0]:.3g} to {distinct[-1]:.3g}"
 
 

@@ -37,7 +37,11 @@ class DefaultDtypeFrequencies(Rule):
     or configuration defaults (`1 / base ** (arange(0, dim, 2) / dim)`, `exp(arange(0, dim, 2) *
     -c)`), and says so ("the code's frequencies: dim 32, base 10000"); otherwise it assumes head
     dim 128 and base 10000. For the code's table, every step of its computation is
-    rounded as a bfloat16 default rounds it (the exponent, the power, the quotient). Where the
+    rounded as a bfloat16 default rounds it (the exponent, the power, the quotient); where integer
+    positions meet the table (`position * div_term`, `pos / denom`), the product takes the table's
+    dtype and rounds too, which the estimate counts and the message says ("they, and the angle
+    product that takes their dtype"): so one frequency of exactly 1 still leaves 1153 of 32768
+    positions distinct. Where the
     positions are an input of a range the code does not give (a diffusion time, `position_ids`),
     the message assumes values up to 8191 and says that the range is not in the code.
 
@@ -118,6 +122,9 @@ def frequencies(dim, base=10000.0):
         extents = {}  # creation key -> the positions' extents of the products it meets
         divides = {}  # creation key -> whether every product it meets divides by it (wavelengths)
         inputs = {}  # creation key -> whether every product it meets takes an input of unknown range
+        # creation key -> whether a product it meets runs in its dtype (an integer grid times it, or
+        # divided by it): the product rounds too, and moving the frequencies to float32 fixes both
+        in_its_dtype = {}
         frequencies = {node_key(c.node) for c in facts.creations if c.value.has(Role.FREQS)}
         learned = facts.trained_initial_values()
         for product in facts.rope_products():
@@ -128,6 +135,8 @@ def frequencies(dim, base=10000.0):
                 extents.setdefault(key, []).append(grid_extent(facts, product))
                 divides[key] = divides.get(key, True) and product.op == "/"
                 inputs[key] = inputs.get(key, True) and not product.positions.roles  # (no grid: a time, a box)
+                in_its_dtype[key] = in_its_dtype.get(key, False) or (
+                    product.result.prec.may_be_16bit and not product.positions.prec.may_be_16bit)
         for creation in facts.creations:
             origin = creation.value.lost_precision()
             met = extents.get(node_key(creation.node))
@@ -137,6 +146,7 @@ def frequencies(dim, base=10000.0):
                     node_key(creation.node) not in learned:
                 extent, assumed = (None, "") if any(e is None for e, _ in met) else max(met)
                 consequence = rounded_frequencies(extent, ANGLE_ERROR_AT_8K, creation.value, default_dtype=True,
+                                                  product_16bit=in_its_dtype[node_key(creation.node)],
                                                   divisor=not creation.value.has(Role.FREQS)
                                                   and divides[node_key(creation.node)],
                                                   over_input=inputs[node_key(creation.node)])
@@ -146,6 +156,8 @@ def frequencies(dim, base=10000.0):
                 edits = make_float32(facts, origin.node)
                 fix = Fix(tuple(edits), "safe", "compute the frequencies in float32", torch_attr(facts, "float32")[1]) \
                     if edits else None
+                rounded = "they, and the angle product that takes their dtype, are" \
+                    if in_its_dtype[node_key(creation.node)] else "they are"
                 yield Finding(origin.node, f"frequencies take {origin.reason}; under a bfloat16 default dtype "
-                                           f"they are rounded to 8 bits and {consequence}",
+                                           f"{rounded} rounded to 8 bits and {consequence}",
                               fix)
