@@ -67,7 +67,7 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
 from poslint.analysis.torch_api import (BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
-                                        MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_AVAILABILITY, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
+                                        MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, PARAMETER_CONTAINERS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_AVAILABILITY, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
                                         INIT_RANDOM_FILLS, INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, RANDOM_FILLS,
                                         ROLE_KILLING, UNIFORM_INIT_FILLS,
@@ -102,6 +102,8 @@ MAX_SUMMARIES = 4096
 
 FLOAT32_DEFAULT = dtype_value(Prec.F32, None)
 DEVICE = Value(sort=Sort.OTHER, payload_key="device")  # t.device: a .to() of it moves, never converts
+# The payload key of what an ``nn.ParameterList``/``nn.ParameterDict`` holds.
+PARAMETERS_HELD = "parameters held"
 
 
 # --------------------------------------------------------------------------------------------
@@ -1265,7 +1267,8 @@ class Interpreter:
                     name_node: Optional[ast.AST] = None) -> None:
         """``self.attr = value`` (or ``setattr``): ``nn.Parameter``/``nn.Buffer`` values make a
         parameter/buffer; a tensor assigned to an existing buffer or parameter keeps its storage."""
-        storage = value.payload_key if value.payload_key in ("parameter", "buffer") else "plain"
+        storage = value.payload_key if value.payload_key in ("parameter", "buffer") else \
+            "parameter" if value.payload_key == PARAMETERS_HELD else "plain"
         if storage == "plain":
             existing = self._attr_storage(frame.cls, attr)
             storage = existing if existing in ("buffer", "parameter") and value.is_tensor else "plain"
@@ -1814,6 +1817,8 @@ class Interpreter:
             # (a slice of a table the module fixes is one too; a slice still reaches where the whole
             # goes: ``t[..., 0::2] = sin(t[..., 0::2])`` takes the sin of what computed ``t``)
             return UNKNOWN.with_(products=value.products & {MODULE_CONSTANT}, recent=value.recent)
+        if value.payload_key == PARAMETERS_HELD:  # ``self.tables[i]``, ``self.tables["x"]``: one of them
+            return value.with_(payload_key=None)
         ndim, axis = _index_axes(value, node.slice)
         # A grid's or running count's last entry (``counts[:, -1:]``) is its largest: a total.
         total = value.has(Role.POSITIONS) and _takes_last(node.slice)
@@ -2446,6 +2451,13 @@ class Interpreter:
                 table = frame.env[view.id]
                 frame.env[view.id] = result.with_(ndim=table.ndim, axis=table.axis)
             return result
+        if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and args and \
+                is_self_attr(func.value) and frame.cls is not None and \
+                self._attr_storage(frame.cls, func.value.attr) == "parameter":
+            # ``self.tables.append(nn.Parameter(t))`` on an ``nn.ParameterList``: one more parameter
+            added = _element_of(args[-1]) if func.attr == "extend" else args[-1]
+            self.write_into_attr(frame, func.value, added.with_(payload_key=None), node, node.args[-1])
+            return UNKNOWN
         if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and \
                 isinstance(func.value, ast.Name) and func.value.id in frame.env and args:
             container = frame.env[func.value.id]
@@ -2768,6 +2780,15 @@ class Interpreter:
         if qual in MODULE_DICTS:
             held = args[0] if args else _modules_by_name({})
             return held if isinstance(held.payload, _ModulesByName) else UNKNOWN
+        if qual in PARAMETER_CONTAINERS:
+            # ``nn.ParameterList([...])``, ``nn.ParameterDict({...})``: parameters, held as one
+            # (their elements merged), that iteration, indexing and ``append`` reach
+            given = node.args[0] if node.args else None
+            elements = [self.eval(v, frame) for v in given.values] if isinstance(given, ast.Dict) \
+                else [_element_of(args[0])] if args else []
+            held = merge_all([e for e in elements if e.is_tensor]) if any(e.is_tensor for e in elements) \
+                else UNKNOWN_TENSOR
+            return held.with_(sort=Sort.TENSOR, payload_key=PARAMETERS_HELD, payload=None)
         if qual in SEQUENTIAL_CONTAINERS and not kwargs:
             modules = tuple(args)
             if any(m.sort is Sort.INSTANCE for m in modules):
@@ -4341,6 +4362,8 @@ def _unpacked(elements: Tuple[Value, ...], value_node: Optional[ast.AST], index:
 
 
 def _element_of(iterated: Value) -> Value:
+    if iterated.payload_key == PARAMETERS_HELD:  # a parameter of an ``nn.ParameterList``
+        return iterated.with_(payload_key=None)
     if iterated.sort is Sort.TUPLE and isinstance(iterated.payload, tuple) and iterated.payload:
         return merge_all(iterated.payload)
     if isinstance(iterated.payload, Value) and _is_list_of(iterated):

@@ -161,6 +161,11 @@ SEQUENTIAL_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.cont
 TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 MODULE_LISTS = frozenset({"torch.nn.ModuleList", "torch.nn.modules.container.ModuleList"})
 MODULE_DICTS = frozenset({"torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict"})
+# Containers of parameters: what they hold (plain tensors too, which they wrap) are parameters of
+# the module, which ``module.to()`` converts.
+PARAMETER_CONTAINERS = frozenset({"torch.nn.ParameterList", "torch.nn.ParameterDict",
+                                  "torch.nn.modules.container.ParameterList",
+                                  "torch.nn.modules.container.ParameterDict"})
 # A module whose call is ``F.linear(x, weight, bias)`` with a parameter it initialises at random.
 LINEAR_MODULES = frozenset({"torch.nn.Linear", "torch.nn.modules.linear.Linear"})
 # Modules whose call hands its input back, as far as precision and role go (dropout scales values
