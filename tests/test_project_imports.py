@@ -117,6 +117,11 @@ EXPECTED = {
         # encoders.py takes torch, nn and math from imports.py by a star import; its float32 twin is silent.
         ("starpkg/encoders.py", 10, "POS105", "under a bfloat16 default dtype"),
     ],
+    "annotated_parts": [
+        # decode.py's Decoder is handed the model (`model: Model`, a class of modeling.py): each
+        # layer's rotary buffer, converted, upcast at use; fresh_angles recomputes in float32.
+        ("annpkg/decode.py", 29, "POS106", "upcast at use"),
+    ],
     "script_paths": [
         # encoder.py puts its submodules/ directory on sys.path from __file__ and imports bias.py by
         # its bare name; a sys.path entry outside the project is never read.
@@ -321,6 +326,8 @@ MODULE_NAMES = {
                             "Stage", "rotary", "other", "load_weights", "rope", "tower", "AxialRotary", "Grid",
                             "Tower", "freqs"],
     "star_imports": ["starpkg", "imports", "encoders", "SinusoidTable", "Float32SinusoidTable"],
+    "annotated_parts": ["annpkg", "modeling", "decode", "Rotary", "Attention", "Model", "Decoder", "angles_at",
+                        "fresh_angles", "rotary", "layers", "step"],
     "script_paths": ["scriptpkg", "model", "submodules", "bias", "encoder", "vendored", "core", "rope", "runner",
                      "absolute_bias", "relative_bias", "positions_like", "rotary_tables", "Encoder", "Runner"],
     "callers_elsewhere": ["phasepkg", "tables", "model", "head", "sincos_table", "resized_sincos_table",

@@ -65,7 +65,7 @@ from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_held, module_state, negated, operand_identity, power_role, sign_of,
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
-from poslint.analysis.torch_api import (BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
+from poslint.analysis.torch_api import (TORCH_MODULE_BASES, BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, PARAMETER_CONTAINERS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_AVAILABILITY, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
@@ -888,10 +888,22 @@ class Interpreter:
         (``config.max_position_embeddings``, ``config.image_size // config.patch_size``) is known."""
         value = _unbound(param.arg, self._kind_in(fn, param.arg))
         cls = self._annotated_class(param.annotation)
+        if cls is not None and self._torch_module_class(cls):
+            # ``model: Model``: an instance a caller built and hands in, holding what Model's
+            # constructor stores (its buffers, as module.to() leaves them)
+            return Value(sort=Sort.INSTANCE, payload=cls, payload_key=cls.name)
         defaults = literal_defaults(cls) if cls is not None else None
         if not defaults:
             return value
         return value.with_(payload=ConfigDefaults(defaults), payload_key=value.payload_key + (cls.name,))
+
+    def _torch_module_class(self, cls: ClassInfo) -> bool:
+        """Whether ``cls`` derives from ``torch.nn.Module`` (through classes of the project)."""
+        for c in cls.mro():
+            home = c.home if c.home is not None else self
+            if any((home.names.qualname(node) or "") in TORCH_MODULE_BASES for node in c.base_nodes):
+                return True
+        return False
 
     def _annotated_class(self, annotation: Optional[ast.AST]) -> Optional[ClassInfo]:
         for part in annotation_parts(annotation):
@@ -2064,8 +2076,10 @@ class Interpreter:
                 for v, n in ((left, left_node), (right, right_node)))
             value = value.with_(payload_key=ONE_VALUE if fixed else None)
         if isinstance(op, ast.Mult) and any(
-                v.has(Role.POSITIONS) and not w.is_number and w.payload_key != NUMBER_LIKE.payload_key
-                and (unknown_operand(w) or w.has(Role.POSITIONS)) for v, w in ((left, right), (right, left))):
+                v.has(Role.POSITIONS) and not w.is_number and w.payload_key != NUMBER_LIKE.payload_key and w.ndim != 0
+                and (unknown_operand(w.with_(roles=w.roles - {Role.NEGATIVE})) or w.has(Role.POSITIONS))
+                for v, w in ((left, right), (right, left))):
+            # (a sign is no role: ``-rates[:, None] * arange(n)`` is scaled by an input too)
             value = value.with_(products=value.products | {SCALED_BY_INPUT})
         if roles & {Role.FREQS, Role.SLOPES, Role.GROWTH}:  # (a growing table: wavelengths, or bands above one)
             value = self._creation(node, value, frame)

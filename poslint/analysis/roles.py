@@ -118,6 +118,8 @@ def combined_roles(op: ast.operator, left: Value, right: Value) -> frozenset:
         roles = (roles - {Role.GROWTH}) | (set() if unknown_operand(left) else {Role.FREQS})
     if isinstance(op, ast.Div) and right.has(Role.GROWTH2) and not left.has(Role.GROWTH2):
         roles = (roles - {Role.GROWTH2}) | {Role.SLOPES}  # 1 / 2 ** (index * 8 / heads)
+    if isinstance(op, (ast.Add, ast.Sub)) and (left.is_number or right.is_number) and Role.FREQS in roles:
+        roles.discard(Role.FREQS)  # 1 - exp(linspace(log(a), log(b), h)): decays, no table of frequencies
     if isinstance(op, ast.Div) and left.has(Role.POSITIONS) and right.has(Role.POSITIONS):
         roles.discard(Role.POSITIONS)  # a grid over its own last entry: a ratio in [0, 1], not an index
     roles = (roles - {Role.NEGATIVE}) | sign_of(op, left, right)
