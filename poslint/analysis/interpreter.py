@@ -65,7 +65,7 @@ from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_held, module_state, negated, operand_identity, power_role, sign_of,
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
-from poslint.analysis.torch_api import (TORCH_MODULE_BASES, BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
+from poslint.analysis.torch_api import (TORCH_MODULE_BASES, IN_PLACE_ELEMENTWISE, BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, PARAMETER_CONTAINERS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_AVAILABILITY, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
@@ -2456,6 +2456,13 @@ class Interpreter:
             product = self.binop(ast.Mult(), receiver, args[0], node, func.value, node.args[0], frame)
             frame.env[func.value.id] = _written_into(receiver, product) if receiver.is_tensor else product
             return frame.env[func.value.id]
+        if isinstance(func, ast.Attribute) and func.attr in IN_PLACE_ELEMENTWISE:
+            # ``x.exp_()``: ``x.exp()``, written back into ``x``
+            receiver = self.eval(func.value, frame)
+            result = self.tensor_method(IN_PLACE_ELEMENTWISE[func.attr], receiver, node, args, kwargs, frame)
+            if isinstance(func.value, ast.Name) and func.value.id in frame.env and receiver.is_tensor:
+                frame.env[func.value.id] = result
+            return result
         if isinstance(func, ast.Attribute) and func.attr in ("sin_", "cos_"):
             # ``table[:, 0::2].sin_()``: the table now holds cos/sin values where it held angles (the
             # interleaved sinusoid table fills both halves so), not angles to keep.

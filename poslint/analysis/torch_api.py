@@ -144,6 +144,11 @@ NEW_TENSOR_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"
 
 LIKE = frozenset({"ones_like", "zeros_like", "empty_like", "full_like", "rand_like", "randn_like"})
 
+# In-place forms of elementwise operations, by the operation they apply (``t.exp_()`` is ``t.exp()``,
+# written back into ``t``, in its dtype).
+IN_PLACE_ELEMENTWISE = {"exp_": "exp", "exp2_": "exp2", "log_": "log", "sqrt_": "sqrt", "reciprocal_": "reciprocal",
+                        "neg_": "neg", "pow_": "pow"}
+
 CONCAT = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack"})
 
 # Module methods that hold a tensor under a name, and the storage they give it.
