@@ -1,3 +1,5 @@
+import ast
+
 from poslint.analysis import Prec, Role
 from poslint.fix.blocks import float32_copy_fix, float32_site_fix, make_float32, module_tensor_name, torch_attr
 from poslint.rules.base import Finding, Rule
@@ -209,7 +211,8 @@ class Rotary(torch.nn.Module):
                 yield Finding(factor.origin.node, f"frequencies from {factor.origin.reason} enter "
                                                   f"the angle product; {consequence}")
             else:
-                message = (f"frequencies are cast to {factor.origin.reason} before the angle product; "
+                made = "made in" if _made_in_dtype(factor.origin.node) else "cast to"
+                message = (f"frequencies are {made} {factor.origin.reason} before the angle product; "
                            f"{when(factor.prec)}{consequence}")
                 fix = float32_site_fix(facts, product, factor.origin.node, make_float32(facts, factor.origin.node),
                                        product.positions, "cast the frequencies to float32",
@@ -222,6 +225,16 @@ class Rotary(torch.nn.Module):
                 yield Finding(handoff.node, f"frequencies from {handoff.value.origin.reason} are handed unconverted "
                                             f"to {handoff.callee}, code that poslint cannot read; "
                                             f"model.to(torch.bfloat16) rounds them, and {consequence}")
+
+
+def _made_in_dtype(node) -> bool:
+    """Whether ``node`` makes a tensor in the dtype it is given (``arange(..., dtype=x.dtype)``),
+    rather than casting one (``.to(x.dtype)``, ``.half()``)."""
+    if not isinstance(node, ast.Call) or not any(k.arg == "dtype" for k in node.keywords):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name not in ("to", "type", "type_as", "cast")
 
 
 def _rounded_nothing(factor, origin) -> bool:
