@@ -970,7 +970,7 @@ class Interpreter:
             frame.env.update(self._bound_narrowing(stmt.test, frame))
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             iterated = self.eval(stmt.iter, frame)
-            element = Value(sort=Sort.PYINT, roles=frozenset({Role.FREQ_INDEX})) \
+            element = Value(sort=Sort.PYINT, roles=frozenset({Role.FREQ_INDEX}), extent=iterated.extent) \
                 if iterated.payload_key == "range" else _element_of(iterated)
             self.assign(stmt.target, element, frame, stmt.iter)
             self._loop(frame, stmt)
@@ -2265,7 +2265,10 @@ class Interpreter:
         # frequencies, and so is ``inv_freq * (1 / factors)`` with a floating tensor the module
         # holds (LongRoPE's per-frequency factors: positions are not module state of unknown role).
         output = key in self.sinks.returned and key not in self.sinks.trig
-        if not pos.has(Role.POSITIONS) and (pos.roles or kind == "alibi" or not (key in self.sinks.trig or output)
+        # (a loop counter over ``range(n)`` times frequencies into cos/sin is a position, row by row)
+        counter = step and pos.roles == {Role.FREQ_INDEX}
+        if not pos.has(Role.POSITIONS) and ((pos.roles and not counter) or kind == "alibi"
+                                            or not (key in self.sinks.trig or output)
                                             or module_state(pos) or _same_single_axis(pos, factor)):
             # (two vectors along one axis: a per-channel blend of frequencies, YaRN's ramp, not angles)
             return None
@@ -2522,8 +2525,9 @@ class Interpreter:
             if isinstance(payload, ClassInfo):
                 return self._instance(payload, node, frame, args, kwargs)
             key = callee.payload_key
-            if key == "builtin.range":
-                return Value(sort=Sort.OTHER, payload_key="range")
+            if key == "builtin.range":  # (its counters lie below its end where the code fixes that)
+                end = _const_int_value(args[1] if len(args) > 1 else args[0]) if args else None
+                return Value(sort=Sort.OTHER, payload_key="range", extent=end if end and end > 0 else None)
             if isinstance(key, tuple) and key[0] == "library":
                 return self.library_call(key[1], node, args, kwargs, frame)
             if isinstance(key, tuple) and key[0] == "qual":
