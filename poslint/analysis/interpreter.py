@@ -3254,7 +3254,9 @@ class Interpreter:
             value = self._float_op(receiver, node, frame).with_(roles=frozenset({Role.FREQS}))
             return self._creation(node, value, frame)
         if name in ("exp", "exp2") and (receiver.has(Role.POSITIONS) or receiver.has(Role.FREQ_INDEX)) \
-                and SCALED_BY_INPUT not in receiver.products:  # (``exp(-t * rates)``: a decay window)
+                and SCALED_BY_INPUT not in receiver.products and receiver.thin is not False:
+            # (``exp(-t * rates)``: a decay window; the exp of a full matrix of distances, a decay
+            # mask, varies along two axes where a frequency table's index varies along one)
             if name == "exp" and not receiver.has(Role.NEGATIVE):
                 # exp(index * c) grows (log-spaced bins, schedules): frequencies only once inverted.
                 return self._float_op(receiver, node, frame).with_(roles=frozenset({Role.GROWTH}))

@@ -665,6 +665,9 @@ class ModuleModel:
         func = value.func
         if isinstance(func, ast.Name) and func.id in self.class_names:
             return (func.id,)
+        if isinstance(func, ast.Name) and func.id in self._class_aliases():
+            # ``Impl = _LegacyImpl`` after an optional import, ``cls = A if flag else B``
+            return tuple(sorted(self._class_aliases()[func.id]))
         if self.names.qualname(func) in LINEAR_MODULES:
             return (self.names.qualname(func),)
         if isinstance(func, ast.Name):
@@ -878,8 +881,9 @@ class ModuleModel:
             for node in ast.walk(self.tree):
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                     options = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
-                    if all(isinstance(o, ast.Name) and o.id in self.classes for o in options) \
-                            and node.targets[0].id not in self.classes:
+                    # (by the names of every class in the file: asked while the classes are collected)
+                    if all(isinstance(o, ast.Name) and o.id in self.class_names for o in options) \
+                            and node.targets[0].id not in self.class_names:
                         self._aliases.setdefault(node.targets[0].id, set()).update(o.id for o in options)
         return self._aliases
 
