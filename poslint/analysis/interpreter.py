@@ -1831,6 +1831,10 @@ class Interpreter:
             return UNKNOWN.with_(products=value.products & {MODULE_CONSTANT}, recent=value.recent)
         if value.payload_key == PARAMETERS_HELD:  # ``self.tables[i]``, ``self.tables["x"]``: one of them
             return value.with_(payload_key=None)
+        if value.recent & self.cast_candidates and _selects_a_column(node.slice):
+            # ``boxes[:, 6]`` of a tensor of unknown role cast to 16 bits: one field of a record (a
+            # box's yaw), whose cos and sin say nothing of what the cast held
+            value = value.with_(recent=value.recent - self.cast_candidates)
         ndim, axis = _index_axes(value, node.slice)
         # A grid's or running count's last entry (``counts[:, -1:]``) is its largest: a total.
         total = value.has(Role.POSITIONS) and _takes_last(node.slice)
@@ -4386,6 +4390,12 @@ def _unpacked(elements: Tuple[Value, ...], value_node: Optional[ast.AST], index:
     from_end = count - index
     known = len(elements) if spread is None else len(elements) - spread - 1
     return elements[-from_end] if from_end <= known else UNKNOWN
+
+
+def _selects_a_column(index: ast.AST) -> bool:
+    """``t[:, 6]``, ``t[..., 0]``: an integer index on the last axis written, after others."""
+    return isinstance(index, ast.Tuple) and len(index.elts) > 1 and isinstance(index.elts[-1], ast.Constant) \
+        and type(index.elts[-1].value) is int
 
 
 def _element_of(iterated: Value) -> Value:
