@@ -250,3 +250,22 @@ def test_verify_runs_bloom_alibi_builder_from_mask_heads_and_dtype(name):
     assert rows["bf16"][1] == "bfloat16" and rows["bf16"][-1] == "FAIL", result.stdout
     assert int(rows["bf16"][3]) < 64, result.stdout
     assert rows["autocast-cpu"][1] == "float32" and rows["autocast-cpu"][-1] == "pass", result.stdout
+
+
+def test_detr_valid_ratios_selected_by_index_are_no_frequencies(tmp_path):
+    """LW-DETR (5.24.0) scales reference boxes by each level's valid ratios, made in the activations'
+    dtype, and turns the first level's points (``refs[:, :, 0, :]``) into its own sine embedding. The
+    ratios are no frequencies: a selection by index carries no sink trace (the corpus re-run of
+    session 25 caught a POS102 there from a strided-slice change)."""
+    source = _release_dir("transformers-5.24.0") / "transformers"
+    package = tmp_path / "transformers"
+    (package / "models").mkdir(parents=True)
+    shutil.copy(source / "__init__.py", package / "__init__.py")
+    shutil.copy(source / "models" / "__init__.py", package / "models" / "__init__.py")
+    for model in ("lw_detr", "deformable_detr", "conditional_detr"):
+        shutil.copytree(source / "models" / model, package / "models" / model)
+    target = package / "models" / "lw_detr" / "modular_lw_detr.py"
+    proc = subprocess.run([sys.executable, "-m", "poslint", "--no-cache", "--exit-zero", "-q", str(target)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "POS102" not in proc.stdout, proc.stdout

@@ -1826,9 +1826,12 @@ class Interpreter:
         if not value.is_tensor:
             if value.roles:  # a Python list of slopes, say
                 return value
-            # (a slice of a table the module fixes is one too; a slice still reaches where the whole
-            # goes: ``t[..., 0::2] = sin(t[..., 0::2])`` takes the sin of what computed ``t``)
-            return UNKNOWN.with_(products=value.products & {MODULE_CONSTANT}, recent=value.recent)
+            # (a slice of a table the module fixes is one too; a strided slice still reaches where
+            # the whole goes: ``t[..., 0::2] = sin(t[..., 0::2])`` takes the sin of what computed
+            # ``t``; a selection by index, ``refs[:, :, 0, :]``, picks one part, and says nothing
+            # of the rest)
+            return UNKNOWN.with_(products=value.products & {MODULE_CONSTANT},
+                                 recent=value.recent if _only_slices(node.slice) else frozenset())
         if value.payload_key == PARAMETERS_HELD:  # ``self.tables[i]``, ``self.tables["x"]``: one of them
             return value.with_(payload_key=None)
         if value.recent & self.cast_candidates and _selects_a_column(node.slice):
@@ -4390,6 +4393,13 @@ def _unpacked(elements: Tuple[Value, ...], value_node: Optional[ast.AST], index:
     from_end = count - index
     known = len(elements) if spread is None else len(elements) - spread - 1
     return elements[-from_end] if from_end <= known else UNKNOWN
+
+
+def _only_slices(index: ast.AST) -> bool:
+    """``t[..., 0::2]``, ``t[:, :n]``: slices (and ``...``/``None``) only, no index that selects."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return all(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value in (None, Ellipsis))
+               for p in parts)
 
 
 def _selects_a_column(index: ast.AST) -> bool:
