@@ -121,6 +121,9 @@ EXPECTED = {
         # decode.py's Decoder is handed the model (`model: Model`, a class of modeling.py): each
         # layer's rotary buffer, converted, upcast at use; fresh_angles recomputes in float32.
         ("annpkg/decode.py", 29, "POS106", "upcast at use"),
+        # HubDecoder is handed a model on a library's base class (PreTrainedModel, not read): a
+        # torch module all the same, by its forward.
+        ("annpkg/decode.py", 42, "POS106", "upcast at use"),
     ],
     "script_paths": [
         # encoder.py puts its submodules/ directory on sys.path from __file__ and imports bias.py by
@@ -327,7 +330,7 @@ MODULE_NAMES = {
                             "Tower", "freqs"],
     "star_imports": ["starpkg", "imports", "encoders", "SinusoidTable", "Float32SinusoidTable"],
     "annotated_parts": ["annpkg", "modeling", "decode", "Rotary", "Attention", "Model", "Decoder", "angles_at",
-                        "fresh_angles", "rotary", "layers", "step"],
+                        "fresh_angles", "rotary", "layers", "step", "HubModel", "HubDecoder"],
     "script_paths": ["scriptpkg", "model", "submodules", "bias", "encoder", "vendored", "core", "rope", "runner",
                      "absolute_bias", "relative_bias", "positions_like", "rotary_tables", "Encoder", "Runner"],
     "callers_elsewhere": ["phasepkg", "tables", "model", "head", "sincos_table", "resized_sincos_table",

@@ -898,7 +898,10 @@ class Interpreter:
         return value.with_(payload=ConfigDefaults(defaults), payload_key=value.payload_key + (cls.name,))
 
     def _torch_module_class(self, cls: ClassInfo) -> bool:
-        """Whether ``cls`` derives from ``torch.nn.Module`` (through classes of the project)."""
+        """Whether ``cls`` is a torch module: it derives from ``torch.nn.Module`` through classes of
+        the project, or defines a ``forward`` (a model of a library's base, ``PreTrainedModel``)."""
+        if cls.lookup_method("forward") is not None:
+            return True
         for c in cls.mro():
             home = c.home if c.home is not None else self
             if any((home.names.qualname(node) or "") in TORCH_MODULE_BASES for node in c.base_nodes):
