@@ -80,6 +80,7 @@ CASES = [
     Case(ROPE + "angle_table_family.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "promoted_rounded_frequencies.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "mrope_ids_in_token_dtype.py", kind="rotary", expect="collide"),
+    Case(ROPE + "positions_in_record.py", kind="rotary", expect="collide"),
     Case(ROPE + "image_ids_written_into_zeros.py", kind="rotary", expect="fail", where=HALF,
          fix_issue="the fixed ids stay on the CPU (made with no device), where CUDA autocast does not reach; "
                    "autocast-cuda-emulated lowers every einsum on one CPU and cannot tell (bf16 and fp16 pass)"),

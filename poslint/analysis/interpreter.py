@@ -1807,7 +1807,7 @@ class Interpreter:
             if name is not None:
                 return self.read_attr(node, frame, name=name)
         value = self.eval(node.value, frame)
-        self.eval(node.slice, frame)
+        index_value = self.eval(node.slice, frame)
         if value.sort is Sort.TUPLE and isinstance(value.payload, tuple):
             index = node.slice
             if isinstance(index, ast.Constant) and isinstance(index.value, int):
@@ -1837,7 +1837,7 @@ class Interpreter:
                                  recent=value.recent if _only_slices(node.slice) else frozenset())
         if value.payload_key == PARAMETERS_HELD:  # ``self.tables[i]``, ``self.tables["x"]``: one of them
             return value.with_(payload_key=None)
-        if value.recent & self.cast_candidates and _selects_a_column(node.slice):
+        if value.recent & self.cast_candidates and _selects_a_column(index_value):
             # ``boxes[:, 6]`` of a tensor of unknown role cast to 16 bits: one field of a record (a
             # box's yaw), whose cos and sin say nothing of what the cast held
             value = value.with_(recent=value.recent - self.cast_candidates)
@@ -3837,9 +3837,7 @@ def _dyadic(op: ast.operator, left: Value, right: Value) -> bool:
         exponents = right.series is not None and all(v == int(v) for v in right.series.exact)
         return _power_of_two(_const_number(left)) and right.is_tensor and (
             right.prec is Prec.INT or right.whole or exponents)
-    if isinstance(op, ast.Mult):
-        return left.dyadic and _power_of_two(_const_number(right)) or right.dyadic and _power_of_two(_const_number(left))
-    if isinstance(op, ast.Div):
+    if isinstance(op, (ast.Mult, ast.Div)):  # (2 ** k / 2 and 2 / 2 ** k alike)
         return left.dyadic and _power_of_two(_const_number(right)) or right.dyadic and _power_of_two(_const_number(left))
     return False
 
@@ -4405,10 +4403,10 @@ def _only_slices(index: ast.AST) -> bool:
                for p in parts)
 
 
-def _selects_a_column(index: ast.AST) -> bool:
-    """``t[:, 6]``, ``t[..., 0]``: an integer index on the last axis written, after others."""
-    return isinstance(index, ast.Tuple) and len(index.elts) > 1 and isinstance(index.elts[-1], ast.Constant) \
-        and type(index.elts[-1].value) is int
+def _selects_a_column(index: Value) -> bool:
+    """``t[:, 6]``, ``t[..., yaw]`` with ``yaw = 6``: a fixed integer on the last axis written, after others."""
+    return index.sort is Sort.TUPLE and isinstance(index.payload, tuple) and len(index.payload) > 1 \
+        and _const_int_value(index.payload[-1]) is not None
 
 
 def _element_of(iterated: Value) -> Value:

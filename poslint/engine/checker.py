@@ -50,7 +50,7 @@ def check_text(text: str, path: str, codes: Collection[str], *, prefilter: bool 
     ``text`` itself counts without it, and is the one named. With ``project``, what the file
     imports from the project's other modules is followed (see :mod:`poslint.engine.imports`)."""
     result = CheckResult()
-    module, is_package = project.for_host(path) if project is not None else (None, False)
+    module, is_package = project.for_host(path, text) if project is not None else (None, False)
     try:
         if prefilter and _cleared(text, path, codes, project):
             return result

@@ -110,16 +110,18 @@ class ProjectFiles:
         self._scanned: Dict[str, Dict[str, List[Tuple[str, str, Optional[frozenset]]]]] = {}
         self._import_indexes: Dict[str, Dict[str, List[Tuple[str, str, Optional[frozenset]]]]] = {}
 
-    def for_host(self, path: str) -> Tuple[Optional[str], bool]:
-        """Prepare to analyse the file at ``path``: its module name and whether it is a package."""
+    def for_host(self, path: str, text: Optional[str] = None) -> Tuple[Optional[str], bool]:
+        """Prepare to analyse the file at ``path`` (holding ``text``, where the caller has it: an
+        editor's unsaved buffer): its module name and whether it is a package."""
         module, is_package, root = module_of(path, self.src_roots)
         roots = ((root,) if root and root not in self.src_roots else ()) + self.src_roots
-        self.roots = roots + tuple(d for d in dict.fromkeys(self._script_roots(path, roots)) if d not in roots)
+        self.roots = roots + tuple(d for d in dict.fromkeys(self._script_roots(path, roots, text))
+                                   if d not in roots)
         self.read = set()
         self.host = (module, is_package)
         return module, is_package
 
-    def _script_roots(self, path: str, roots: Tuple[str, ...]) -> Iterable[str]:
+    def _script_roots(self, path: str, roots: Tuple[str, ...], text: Optional[str]) -> Iterable[str]:
         """Where research code finds its own absolute imports beyond the project's roots, inside
         them: the directories it puts on ``sys.path`` from ``__file__`` (in the file, or in the
         ``__init__.py`` of a package above it, which runs first), then the directories above the
@@ -132,10 +134,10 @@ class ProjectFiles:
             inits.append(os.path.join(directory, "__init__.py"))
             directory = os.path.dirname(directory)
         for source in [absolute] + inits:
-            text = self.text(source)
-            if text is None or "sys.path" not in text:
+            held = text if source == absolute and text is not None else self.text(source)
+            if held is None or "sys.path" not in held:
                 continue
-            for entry in sys_path_entries(text, source):
+            for entry in sys_path_entries(held, source):
                 if os.path.isdir(entry) and any(_inside(os.path.realpath(entry), r) for r in real_roots):
                     yield entry
         directory = os.path.dirname(absolute)
