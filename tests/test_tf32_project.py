@@ -300,3 +300,39 @@ def test_a_setting_in_a_test_does_not_count(project):
     (project / "train.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n",
                                       encoding="utf-8")
     assert len(pos107("--no-cache", ".")) == 1
+
+
+# A helper that sets what its caller passes, defaulting to off (torch-pointcloud's set_determinism).
+PINNING_HELPER = '''import torch
+
+
+def set_determinism(seed, *, tf32: bool = False):
+    torch.manual_seed(seed)
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+'''
+
+
+def test_a_helper_parameter_defaulting_to_off_sets_only_where_a_call_turns_it_on():
+    assert reduced_matmul_setting(PINNING_HELPER) is None  # no call: the default holds
+    assert reduced_matmul_setting(PINNING_HELPER + "set_determinism(0)\nset_determinism(1, tf32=False)\n") is None
+    assert reduced_matmul_setting(PINNING_HELPER + "set_determinism(0, tf32=True)\n") == (6, "allow_tf32")
+    assert reduced_matmul_setting(PINNING_HELPER + "set_determinism(0, **options)\n") == (6, "allow_tf32")
+    # without a default, a helper nobody calls here may be called with anything
+    unknown = PINNING_HELPER.replace("tf32: bool = False", "tf32: bool")
+    assert reduced_matmul_setting(unknown) == (6, "allow_tf32")
+    assert reduced_matmul_setting(unknown + "set_determinism(0, tf32=0)\n") is None
+    # a method's first parameter is bound: the flag is the call's first argument
+    method = ("import torch\n\n\nclass Runtime:\n    def configure(self, tf32=False):\n"
+              "        torch.backends.cuda.matmul.allow_tf32 = tf32\n\n\n")
+    assert reduced_matmul_setting(method + "Runtime().configure(False)\n") is None
+    assert reduced_matmul_setting(method + "Runtime().configure(True)\n") == (6, "allow_tf32")
+
+
+def test_a_helper_called_with_tf32_on_in_another_file_sets_it(project):
+    (project / "train.py").write_text("import torch\n", encoding="utf-8")
+    (project / "determinism.py").write_text(PINNING_HELPER, encoding="utf-8")
+    assert pos107("--no-cache", "model.py", "train.py", "determinism.py") == []
+    (project / "train.py").write_text("from determinism import set_determinism\n\nset_determinism(0, tf32=True)\n",
+                                      encoding="utf-8")
+    found = pos107("--no-cache", "model.py", "train.py", "determinism.py")
+    assert len(found) == 1 and "determinism.py sets allow_tf32 on line 6" in found[0][1]

@@ -4,8 +4,10 @@ One fact so far: whether the project lets float32 matmuls run at reduced precisi
 bfloat16 internally), which POS107 needs and no single file can tell. The settings are:
 
 * ``torch.backends.cuda.matmul.allow_tf32 = <anything but False or 0>``, but for a restore of a
-  value read from ``allow_tf32`` (a context manager's exit) and a constructor flag that every
-  instantiation of its class in the file passes as ``False``;
+  value read from ``allow_tf32`` (a context manager's exit), a constructor flag that every
+  instantiation of its class in the file passes as ``False``, and a function's parameter that no
+  call in the run passes anything but ``False`` (a helper ``set_determinism(tf32=False)`` that
+  pins TF32 off; with no call seen, its default decides);
 * ``torch.set_float32_matmul_precision(<anything but "highest">)``, or any other mention of
   that function (an alias of it, passed around, is a call we cannot see);
 * ``torch.backends.fp32_precision = ...``, ``torch.backends.cuda.matmul.fp32_precision = ...``
@@ -45,7 +47,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.names import ImportResolver, absolute_module, is_test_module
 from poslint.analysis.torch_api import TORCH_MODULE_BASES
@@ -79,9 +81,12 @@ def _code(text: str) -> str:
     return _STRIP.sub(blank, text)
 
 
-def reduced_matmul_setting(text: str) -> Optional[Tuple[int, str]]:
+def reduced_matmul_setting(text: str, calls_elsewhere: Optional[Callable[[str], List[ast.Call]]] = None
+                           ) -> Optional[Tuple[int, str]]:
     """The first setting in ``text`` that lets float32 matmuls run at reduced precision: its line
-    and what it sets (``allow_tf32``...); None if there is none."""
+    and what it sets (``allow_tf32``...); None if there is none. ``calls_elsewhere`` gives the calls
+    of a function by its name in the other files of the run (a helper that sets what its caller
+    passes sets it only where a call passes something on)."""
     if not any(marker.decode() in text for marker in _MARKERS):
         return None
     code = _code(text)
@@ -91,7 +96,7 @@ def reduced_matmul_setting(text: str) -> Optional[Tuple[int, str]]:
         if match.group(1) != "cudnn" and match.group(2) not in ("False", "0"):
             if tree is None:
                 tree = _parsed(text)
-            if not _sets_nothing_new(tree, code.count("\n", 0, match.start()) + 1):
+            if not _sets_nothing_new(tree, code.count("\n", 0, match.start()) + 1, calls_elsewhere):
                 found.append((match.start(), "allow_tf32"))
     for match in _SET_PRECISION.finditer(code):
         if match.group(1) is None:
@@ -105,11 +110,13 @@ def reduced_matmul_setting(text: str) -> Optional[Tuple[int, str]]:
     return code.count("\n", 0, start) + 1, what
 
 
-def _sets_nothing_new(tree: Optional[ast.Module], line: int) -> bool:
+def _sets_nothing_new(tree: Optional[ast.Module], line: int,
+                      calls_elsewhere: Optional[Callable[[str], List[ast.Call]]] = None) -> bool:
     """Whether the ``allow_tf32`` assignment on ``line`` sets nothing new: it restores a value read
-    from ``allow_tf32`` (a context manager's exit: ``allow_tf32 = self.previous``), or sets a
-    constructor flag that every instantiation of its class in the file passes as ``False``. (A file
-    that does not parse, a notebook's cells: the text decides.)"""
+    from ``allow_tf32`` (a context manager's exit: ``allow_tf32 = self.previous``), or sets what
+    its function's caller passes, and no call passes anything but ``False`` or ``0`` (a parameter
+    defaulting to one of them, or a constructor flag kept in ``self``). (A file that does not
+    parse, a notebook's cells: the text decides.)"""
     if tree is None:
         return False
     value = next((node.value for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.lineno == line
@@ -120,9 +127,78 @@ def _sets_nothing_new(tree: Optional[ast.Module], line: int) -> bool:
     source = ast.unparse(value)
     saved = {ast.unparse(target) for node in ast.walk(tree) if isinstance(node, ast.Assign)
              and isinstance(node.value, ast.Attribute) and node.value.attr == "allow_tf32" for target in node.targets}
-    return source in saved or (source.startswith("self.") and any(
+    if source in saved:
+        return True
+    if isinstance(value, ast.Name):
+        flag = _parameter_of_enclosing_function(tree, line, value.id)
+        return flag is not None and _never_passed_on(tree, *flag, calls_elsewhere)
+    return source.startswith("self.") and any(
         _flag_always_false(tree, cls, source) for cls in ast.walk(tree)
-        if isinstance(cls, ast.ClassDef) and cls.lineno <= line <= (cls.end_lineno or cls.lineno)))
+        if isinstance(cls, ast.ClassDef) and cls.lineno <= line <= (cls.end_lineno or cls.lineno))
+
+
+def _is_off(node: Optional[ast.AST]) -> bool:
+    return isinstance(node, ast.Constant) and node.value in (False, 0)
+
+
+def _parameter_of_enclosing_function(tree: ast.Module, line: int, name: str
+                                     ) -> Optional[Tuple[str, str, int, bool]]:
+    """When ``name`` is a parameter of the innermost function whose body holds ``line``: the name a
+    call uses (its class's for a constructor), the parameter, its place among a call's positional
+    arguments (-1 for keyword-only), and whether it defaults to ``False`` or ``0``."""
+    owners = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node.lineno <= line <= (node.end_lineno or node.lineno)]
+    if not functions:
+        return None
+    function = max(functions, key=lambda node: node.lineno)
+    arguments = function.args
+    positional = arguments.posonlyargs + arguments.args
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(arguments.defaults):], arguments.defaults))
+    defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+    if name not in [a.arg for a in positional + arguments.kwonlyargs]:
+        return None
+    owner = owners.get(function)
+    bound = isinstance(owner, ast.ClassDef) and not any(
+        isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+    called_as = owner.name if bound and function.name == "__init__" else function.name
+    names = [a.arg for a in positional][1 if bound else 0:]
+    return called_as, name, names.index(name) if name in names else -1, _is_off(defaults.get(name))
+
+
+def _never_passed_on(tree: ast.Module, function: str, parameter: str, index: int, off_by_default: bool,
+                     calls_elsewhere: Optional[Callable[[str], List[ast.Call]]]) -> bool:
+    """Whether no call of ``function`` (in this file, or elsewhere in the run) passes ``parameter``
+    anything but ``False`` or ``0``, and none leaves it to a default that is not one of them. With
+    no call seen, only a default of ``False`` or ``0`` sets nothing."""
+    calls = _calls_of(tree, function) + (calls_elsewhere(function) if calls_elsewhere is not None else [])
+    if not calls:
+        return off_by_default
+    for call in calls:
+        value = _passed(call, parameter, index)
+        if _passes_unpacked(call) or not (_is_off(value) or value is None and off_by_default):
+            return False
+    return True
+
+
+def _calls_of(tree: Optional[ast.Module], function: str) -> List[ast.Call]:
+    """The calls in ``tree`` of a callable named ``function`` (``f(...)``, ``module.f(...)``)."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call) and (
+        isinstance(node.func, ast.Name) and node.func.id == function
+        or isinstance(node.func, ast.Attribute) and node.func.attr == function)] if tree is not None else []
+
+
+def _passed(call: ast.Call, parameter: str, index: int) -> Optional[ast.AST]:
+    """What ``call`` passes for ``parameter`` (at position ``index``): None if it leaves the default."""
+    by_keyword = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    if parameter in by_keyword:
+        return by_keyword[parameter]
+    return call.args[index] if 0 <= index < len(call.args) else None
+
+
+def _passes_unpacked(call: ast.Call) -> bool:
+    """Whether ``call`` passes ``*args`` or ``**kwargs``, whose values the text does not show."""
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
 
 
 def _flag_always_false(tree: ast.Module, cls: ast.ClassDef, attribute: str) -> bool:
@@ -135,10 +211,9 @@ def _flag_always_false(tree: ast.Module, cls: ast.ClassDef, attribute: str) -> b
                  and any(ast.unparse(t) == attribute for t in stmt.targets)), None) if init is not None else None
     if flag is None:
         return False
-    index = params.index(flag)
-    passed = [c.args[index] if index < len(c.args) else {k.arg: k.value for k in c.keywords}.get(flag)
-              for c in ast.walk(tree) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == cls.name]
-    return bool(passed) and all(isinstance(p, ast.Constant) and p.value in (False, 0) for p in passed)
+    passed = [_passed(call, flag, params.index(flag)) for call in _calls_of(tree, cls.name)
+              if isinstance(call.func, ast.Name)]
+    return bool(passed) and all(_is_off(value) for value in passed)
 
 
 def _notebook_code(data: bytes) -> Optional[str]:
@@ -351,10 +426,25 @@ def scan_reduced_matmul(paths: Sequence[str]) -> ReducedMatmulScan:
         if not any(marker in data for marker in _MARKERS):
             continue
         text = _notebook_code(data) if path.endswith(".ipynb") else data.decode("utf-8", "replace")
-        setting = reduced_matmul_setting(text if text is not None else data.decode("utf-8", "replace"))
+
+        def calls_elsewhere(function: str, setter: str = path) -> List[ast.Call]:
+            return [call for other in paths if other != setter and not _is_test_file(other)
+                    for call in _calls_in_file(other, function)]
+
+        setting = reduced_matmul_setting(text if text is not None else data.decode("utf-8", "replace"),
+                                         calls_elsewhere)
         if setting is not None:
             settings.append((path, setting[0], setting[1]))
     return ReducedMatmulScan(settings, paths)
+
+
+def _calls_in_file(path: str, function: str) -> List[ast.Call]:
+    """The calls of a callable named ``function`` in the file at ``path`` (read only when its text
+    names it)."""
+    text = _text(path)
+    if text is not None and path.endswith(".ipynb"):
+        text = _notebook_code(text.encode("utf-8"))
+    return _calls_of(_parsed(text), function) if text is not None and function in text else []
 
 
 def _is_test_file(path: str) -> bool:
