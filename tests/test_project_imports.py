@@ -133,6 +133,12 @@ EXPECTED = {
         # directory above it, as its authors' sys.path has it; `missing_vendor` is nowhere: opaque.
         ("scriptpkg/vendored/runner/model.py", 13, "POS101", "(in scriptpkg/vendored/core/rope.py, reached by"),
     ],
+    "hyphen_checkout": [
+        # A checkout cloned as Open-DiT/ (no identifier, no __init__.py anywhere): the sampler's
+        # `from odit.models.dit import DiT` resolves in the folder above it, and calling the model
+        # runs its forward, which the sampler never names.
+        ("Open-DiT/odit/utils/sampling.py", 10, "POS101", "takes the activation dtype (latents.dtype)"),
+    ],
     "cycle": [
         ("cyc/freqs.py", 11, "POS101", "(cyc/positions.py:7)"),
         ("cyc/positions.py", 11, "POS101", "explicit torch.float16"),
@@ -333,6 +339,8 @@ MODULE_NAMES = {
                         "fresh_angles", "rotary", "layers", "step", "HubModel", "HubDecoder"],
     "script_paths": ["scriptpkg", "model", "submodules", "bias", "encoder", "vendored", "core", "rope", "runner",
                      "absolute_bias", "relative_bias", "positions_like", "rotary_tables", "Encoder", "Runner"],
+    "hyphen_checkout": ["odit", "models", "dit", "utils", "sampling", "DiT", "sample", "sample_float32",
+                        "timestep_embedding"],
     "callers_elsewhere": ["phasepkg", "tables", "model", "head", "sincos_table", "resized_sincos_table",
                           "passed_sincos_table", "construction_angles", "forward_angles", "table_for_forward",
                           "PatchEmbed", "Head"],

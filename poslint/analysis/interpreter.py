@@ -1243,6 +1243,11 @@ class Interpreter:
             # ``self.rotary.inv_freq = t`` in forward: what the part's next call reads (after any
             # conversion: nn.Module's setattr puts t in the buffer as it is)
             frame.env[f"self.{target.value.attr}.{target.attr}"] = value
+        elif isinstance(target, ast.Attribute) and frame.cls is not None \
+                and self._own_class(self.eval(target.value, frame), frame) is not None:
+            # ``Rotary._shared = table``: a class attribute, which ``self._shared`` reads on every
+            # instance (a table cached once for all layers)
+            self.store_attr(frame, target.attr, "plain", value, target, value_node)
         elif isinstance(target, ast.Subscript):
             # ``pe[:, 0::2] = torch.sin(...)``: the container takes on the roles written into it.
             base = target.value
@@ -1547,11 +1552,21 @@ class Interpreter:
             left, right = self.attr_name(node.left, frame), self.attr_name(node.right, frame)
             name = (left or WILDCARD) + (right or WILDCARD)
             return name if name.replace(WILDCARD, "") else None
-        if isinstance(node, ast.Name) and node.id not in frame.env:
-            # A module constant names one attribute; a local or a parameter may name any.
-            key = self.globals.get(node.id, UNKNOWN).payload_key
+        if isinstance(node, ast.Name):
+            # A module constant names one attribute, and so does a local or a parameter that holds
+            # a literal here (``self._register(name="table")`` from the constructor); one whose
+            # value is unknown may name any.
+            key = (frame.env[node.id] if node.id in frame.env else self.globals.get(node.id, UNKNOWN)).payload_key
             if isinstance(key, tuple) and key[0] == "const" and isinstance(key[1], str):
                 return key[1]
+        return None
+
+    def _own_class(self, value: Value, frame: Frame) -> Optional[ClassInfo]:
+        """The class ``value`` names when it is the running method's own (``Rotary``, ``cls``,
+        ``type(self)``) or one of its bases, else None."""
+        if value.sort is Sort.CALLABLE and isinstance(value.payload, ClassInfo) \
+                and any(c is value.payload for c in frame.cls.mro()):
+            return value.payload
         return None
 
     def _is_own_instance(self, value: Value, frame: Frame) -> bool:
@@ -2019,7 +2034,9 @@ class Interpreter:
         if isinstance(op, ast.Sub) and left.has(Role.BIAS) and right.has(Role.QUERY_BIAS):
             # bias - bias.diagonal(): key - query, unless the "diagonal" came from a 1 x N view.
             relative = left.thin is not True
-        elif isinstance(op, ast.Sub) and left.has(Role.POSITIONS) and right.has(Role.POSITIONS):
+        elif isinstance(op, (ast.Add, ast.Sub)) and left.has(Role.POSITIONS) and right.has(Role.POSITIONS) \
+                and isinstance(op, ast.Sub) == (left.has(Role.NEGATIVE) == right.has(Role.NEGATIVE)):
+            # a difference of positions: ``k - q``, or ``q + arange(0, -n, -1)`` (one of them negated)
             if left.axis is not None and right.axis is not None:
                 relative = left.axis != right.axis
             if relative:
@@ -2608,6 +2625,11 @@ class Interpreter:
             handed = _stored_on_part(frame.env, site.value) if isinstance(site, ast.Attribute) else None
             return self.call(payload[0], args, kwargs, payload[1], frame, handed=handed)
         if callee.sort is Sort.INSTANCE and isinstance(payload, ClassInfo):
+            rebound = payload.lookup_attr("forward")
+            if rebound is not None and rebound[1].sort is Sort.CALLABLE:
+                # ``self.forward = self.forward_ckpt`` at construction: the instance's own
+                # attribute shadows the class's method, and calling the module runs it
+                return self.call_value(rebound[1], args, frame, kwargs)
             forward = payload.lookup_method("forward")
             if forward is not None:
                 cast_to = payload.inputs_cast_to()
@@ -3064,7 +3086,11 @@ class Interpreter:
                      interval=_arange_interval(args, kwargs),
                      grids=frozenset({node_key(node)}),
                      series=series_ops.integers(*literal_bounds) if literal_bounds else _fractional_arange(args, kwargs))
-        base = tensor(Prec.INT, Origin.at(node, "integer arange"), roles=frozenset({Role.POSITIONS}), **extra)
+        # ``arange(0, -n, -1)``: 0, -1, ..., the positions negated (a key axis that a sum with the
+        # query's positions turns into key - query)
+        negated = _descends_from_zero(args, kwargs)
+        base = tensor(Prec.INT, Origin.at(node, "integer arange"),
+                      roles=frozenset({Role.POSITIONS} | ({Role.NEGATIVE} if negated else set())), **extra)
         if _symmetric_bounds(node.args[:2]):
             self.symmetric_grids.add(node_key(node))
         end = node.args[1] if len(node.args) > 1 else node.args[0] if node.args else None
@@ -3964,6 +3990,14 @@ def _arange_extent(bounds: Optional[Tuple[int, int, int]]) -> Optional[int]:
     last = end - 1 if step > 0 else end + 1
     empty = end <= start if step > 0 else end >= start
     return 1 if empty else max(abs(start), abs(last)) + 1
+
+
+def _descends_from_zero(args: List[Value], kwargs: Dict[str, Value]) -> bool:
+    """Whether ``arange``'s arguments start at zero (or below) and step down by a literal."""
+    start = args[0] if len(args) >= 2 else kwargs.get("start")
+    step = args[2] if len(args) >= 3 else kwargs.get("step")
+    first, stride = (_const_number(v) if v is not None else None for v in (start, step))
+    return first is not None and first <= 0 and stride is not None and stride < 0
 
 
 def _const_number(value: Value) -> Optional[float]:

@@ -141,8 +141,13 @@ class ProjectFiles:
                 if os.path.isdir(entry) and any(_inside(os.path.realpath(entry), r) for r in real_roots):
                     yield entry
         directory = os.path.dirname(absolute)
-        while any(_inside(os.path.realpath(directory), r) for r in real_roots) and directory not in roots:
-            yield directory
+        # (past the file's own directory where that is already a root: a script in a folder whose
+        # name is no identifier, ``Open-Sora/opensora/utils/``, imports from the folders above)
+        while any(_inside(os.path.realpath(directory), r) for r in real_roots):
+            if directory in self.src_roots:
+                break
+            if directory not in roots:
+                yield directory
             parent = os.path.dirname(directory)
             if parent == directory:
                 break
@@ -303,8 +308,9 @@ class ProjectFiles:
           (``may_have_findings``), or mentions a name (of its module, or imported there) that
           does, followed depth-first;
         * a class one of whose methods the file names (any identifier of its text: ``__init__``
-          for ``super().__init__``, ``post_init``...), or its class body, or what those methods read
-          on ``self``, passes or mentions such a name; the same for its bases;
+          for ``super().__init__``, ``post_init``...) or runs unnamed (``forward`` and ``__call__``:
+          ``model(x)`` calls an instance), or its class body, or what those methods read on
+          ``self``, passes or mentions such a name; the same for its bases;
         * a project module (``import a.b``, or a submodule from its package) whose text passes.
 
         Sound for what the analysis follows: a role is born only in code whose text has the
@@ -318,7 +324,7 @@ class ProjectFiles:
             return False
         module, is_package = self.host
         package = package_of(module, is_package) if module else None
-        summary = _Definitions(self, set(_IDENTIFIER.findall(text)))
+        summary = _Definitions(self, set(_IDENTIFIER.findall(text)) | _RUN_BY_CALLING_AN_INSTANCE)
         for imported, names in _imports_in(text, package):
             if names is None:
                 if summary.module_matters(imported):
@@ -327,6 +333,9 @@ class ProjectFiles:
                 return True
         return False
 
+
+# The methods that calling an instance runs without the caller naming them.
+_RUN_BY_CALLING_AN_INSTANCE = frozenset({"forward", "__call__"})
 
 _PROJECTS: Dict[Tuple[Tuple[str, ...], str], ProjectFiles] = {}
 
