@@ -118,3 +118,42 @@ def tables(positions, dim=128, base=1e6):
     assert angle_error(8191, frequency_table(product.factor), False, float16=True) == pytest.approx(measured, rel=1e-6)
     words = rounded_frequencies(None, "unknown", product.factor, float16=True)
     assert f"reaches {measured:.2g} rad at position 8191" in words and words.endswith("; float16)")
+
+
+NORMALISED_GRID = """
+import torch
+from torch import nn
+
+
+class Rope2D(nn.Module):
+    def __init__(self, dim, pt_seq_len=16, ft_seq_len=None, theta=10000):
+        super().__init__()
+        freqs = 1.0 / (theta ** (torch.arange(0, dim, 2).float() / dim))
+        if ft_seq_len is None:
+            ft_seq_len = pt_seq_len
+        t = torch.arange(ft_seq_len) / ft_seq_len * pt_seq_len
+        freqs = torch.einsum("..., f -> ... f", t, freqs)
+        self.register_buffer("freqs_cos", freqs.cos())
+
+    def forward(self, x):
+        return x * self.freqs_cos
+
+
+torch.set_default_dtype(torch.bfloat16)
+model = Rope2D(64, ft_seq_len={grid_size})
+"""
+
+
+@pytest.mark.parametrize("grid_size", [24, 37, 64])
+def test_a_normalised_grid_scaled_by_a_power_of_two_moves_by_half_a_step_below_it(grid_size):
+    """``arange(n) / n * 16`` stays below 16, where bfloat16's steps are 1/16 wide: each value
+    moves by at most 1/32, which the message says, and torch agrees."""
+    from poslint.engine.checker import check_text
+    from poslint.rules import all_rules
+
+    source = NORMALISED_GRID.format(grid_size=grid_size)
+    found = [d.message for d in check_text(source, "grid.py", frozenset(all_rules())).diagnostics if d.code == "POS101"]
+    assert found and found[0].endswith("they move by up to 0.031"), found
+    exact = torch.arange(grid_size, dtype=torch.float64) / grid_size * 16
+    moved = (exact.to(torch.bfloat16).double() - exact).abs().max().item()
+    assert moved <= 1 / 32

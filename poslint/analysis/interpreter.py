@@ -1552,10 +1552,11 @@ class Interpreter:
             left, right = self.attr_name(node.left, frame), self.attr_name(node.right, frame)
             name = (left or WILDCARD) + (right or WILDCARD)
             return name if name.replace(WILDCARD, "") else None
-        if isinstance(node, ast.Name):
-            # A module constant names one attribute, and so does a local or a parameter that holds
-            # a literal here (``self._register(name="table")`` from the constructor); one whose
-            # value is unknown may name any.
+        if isinstance(node, ast.Name) and (node.id not in frame.env or _names_one_literal(frame.function, node.id)):
+            # A module constant names one attribute, and so do a required parameter that a caller
+            # passes a literal (``self._register("table", ...)`` from the constructor) and a local
+            # assigned one literal once; a parameter's default, a loop's variable, or anything
+            # unknown may name any.
             key = (frame.env[node.id] if node.id in frame.env else self.globals.get(node.id, UNKNOWN)).payload_key
             if isinstance(key, tuple) and key[0] == "const" and isinstance(key[1], str):
                 return key[1]
@@ -2060,9 +2061,10 @@ class Interpreter:
         bounds = _range(op, left, right)
         if bounds is None and isinstance(op, ast.Div) and left.grids and left.interval is not None \
                 and left.interval[0] >= 0 and {self.grid_ends.get(grid) for grid in left.grids} == {ast.dump(right_node)}:
-            # ``arange(0.5, n) / n``: an ascending grid over its own end, within [0, 1] (not a grid
-            # scaled first: ``-log(p) * arange(h) / h`` lies within [-log(p), 0])
-            bounds = (0.0, 1.0)
+            # ``arange(0.5, n) / n``: an ascending grid over its own end, within [0, 1) (not a grid
+            # scaled first: ``-log(p) * arange(h) / h`` lies within [-log(p), 0]); below 1, so that
+            # ``* 16`` stays in the binade under 16, where bfloat16's steps are half as wide
+            bounds = (0.0, math.nextafter(1.0, 0.0))
         magnitude = max(abs(bounds[0]), abs(bounds[1])) if bounds else None
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
                              extent=_remainder_extent(op, right) or _shifted_extent(op, left, right) or whole_extent
@@ -3990,6 +3992,24 @@ def _arange_extent(bounds: Optional[Tuple[int, int, int]]) -> Optional[int]:
     last = end - 1 if step > 0 else end + 1
     empty = end <= start if step > 0 else end >= start
     return 1 if empty else max(abs(start), abs(last)) + 1
+
+
+def _names_one_literal(function: Optional[FunctionInfo], name: str) -> bool:
+    """Whether ``name`` in ``function`` holds one string whatever runs: a parameter with no
+    default (its caller's argument), or a local assigned once, to a literal."""
+    if function is None or isinstance(function.node, ast.Lambda):
+        return False
+    spec = function.node.args
+    positional = spec.posonlyargs + spec.args
+    required = [a.arg for a in positional[:len(positional) - len(spec.defaults)]]
+    required += [a.arg for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is None]
+    if name in required:
+        return True
+    stores = [n for n in walk(function.node) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
+    assigned = [a.value for a in walk(function.node) if isinstance(a, ast.Assign) and len(a.targets) == 1
+                and isinstance(a.targets[0], ast.Name) and a.targets[0].id == name]
+    return len(stores) == 1 and len(assigned) == 1 and isinstance(assigned[0], ast.Constant) \
+        and isinstance(assigned[0].value, str)
 
 
 def _descends_from_zero(args: List[Value], kwargs: Dict[str, Value]) -> bool:

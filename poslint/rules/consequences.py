@@ -114,7 +114,8 @@ def angle_error(last: int, table: FrequencyTable, product_16bit: bool, float16: 
 
 def _half_step(x: float, bits: int = 8) -> float:
     """Half the spacing of numbers of ``bits`` significant bits (bfloat16's 8) at ``x``."""
-    return 2.0 ** (math.floor(math.log2(x)) - bits) if x > 0 else 0.0
+    # (frexp's exponent is exact where log2 rounds: log2 of the largest float below 16 is 4.0)
+    return 2.0 ** (math.frexp(x)[1] - 1 - bits) if x > 0 else 0.0
 
 
 # What 16 bits do to angles when the code does not say how far they go.
