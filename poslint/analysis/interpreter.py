@@ -1243,7 +1243,7 @@ class Interpreter:
             # ``self.rotary.inv_freq = t`` in forward: what the part's next call reads (after any
             # conversion: nn.Module's setattr puts t in the buffer as it is)
             frame.env[f"self.{target.value.attr}.{target.attr}"] = value
-        elif isinstance(target, ast.Attribute) and frame.cls is not None \
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and frame.cls is not None \
                 and self._own_class(self.eval(target.value, frame), frame) is not None:
             # ``Rotary._shared = table``: a class attribute, which ``self._shared`` reads on every
             # instance (a table cached once for all layers)
