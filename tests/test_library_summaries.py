@@ -141,7 +141,8 @@ def test_every_entry_says_what_source_it_was_checked_against():
     for qual, summary in LIBRARY.items():
         assert summary.effect in ("preserves", "returns-last", "applies-rotary", "rope-init", "rope-init-table",
                                   "multiplies", "contracts", "integrates", "alibi-builder", "embeds-timesteps",
-                                  "timestep-embedder", "timesteps-embedder", "rotary-module", "either-argument", "attention-bias"), qual
+                                  "timestep-embedder", "timesteps-embedder", "rotary-module", "either-argument", "attention-bias",
+                                  "denoiser-model"), qual
         assert any(ch.isdigit() for ch in summary.checked) and ".py" in summary.checked, qual
 
 
@@ -206,3 +207,31 @@ def test_einx_multiply_and_dot_are_the_torch_products():
     contracted = product_codes('einx.dot("i, j -> i j", t, self.inv_freq)')
     assert contracted == product_codes('torch.einsum("i, j -> i j", t, self.inv_freq)')
     assert "POS103" in contracted
+
+
+DENOISER = """
+import torch
+from {where} import {cls}
+
+
+def step(latents, sigma, text):
+    model = {cls}.{build}("checkpoint")
+    time = sigma.to(text.dtype) * 1000
+    return model(latents, {keyword}=time, encoder_hidden_states=text)
+"""
+
+
+@pytest.mark.parametrize("where, cls", [("diffusers", "FluxTransformer2DModel"),
+                                        ("diffusers.models", "WanTransformer3DModel"),
+                                        ("diffusers.models.unets.unet_2d_condition", "UNet2DConditionModel"),
+                                        ("diffusers.models.transformers", "HiDreamImageTransformer2DModel")])
+@pytest.mark.parametrize("build", ["from_pretrained", "from_config"])
+def test_a_diffusers_model_embeds_the_time_it_is_given(where, cls, build):
+    keyword = "timesteps" if cls.startswith("HiDream") else "timestep"
+    source = DENOISER.format(where=where, cls=cls, build=build, keyword=keyword)
+    assert may_have_findings(source)
+    assert codes(source) == ["POS101"]
+    assert codes(source.replace("sigma.to(text.dtype)", "sigma.float()")) == []
+    # a keyword the model does not embed, and a class diffusers does not define
+    assert codes(source.replace(f"{keyword}=time", "cross_attention_kwargs=time")) == []
+    assert codes(source.replace(cls, "AutoencoderKL")) == []

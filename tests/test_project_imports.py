@@ -133,6 +133,11 @@ EXPECTED = {
         # directory above it, as its authors' sys.path has it; `missing_vendor` is nowhere: opaque.
         ("scriptpkg/vendored/runner/model.py", 13, "POS101", "(in scriptpkg/vendored/core/rope.py, reached by"),
     ],
+    "instance_built": [
+        # The solver builds and calls a conditioner whose sinusoid only its constructor attaches:
+        # building and calling an instance run __init__ and forward, unnamed.
+        ("tickpkg/solver.py", 10, "POS101", "(in tickpkg/embed.py, reached by the call on line 11)"),
+    ],
     "hyphen_checkout": [
         # A checkout cloned as Open-DiT/ (no identifier, no __init__.py anywhere): the sampler's
         # `from odit.models.dit import DiT` resolves in the folder above it, and calling the model
@@ -221,7 +226,8 @@ def test_prefilter_lets_through_files_whose_imports_carry_roles(tmp_path):
     """These hosts are cleared by the per-file prefilter, yet have project findings: the project
     prefilter sends them to the analysis, and the result is the same as without any prefilter."""
     hosts = [PROJECTS / "alibi_helper/alibipkg/model.py", PROJECTS / "rope_utils/freqpkg/model.py",
-             PROJECTS / "cycle/cyc/positions.py", PROJECTS / "inherited_buffer/ibuf/angles.py"]
+             PROJECTS / "cycle/cyc/positions.py", PROJECTS / "inherited_buffer/ibuf/angles.py",
+             PROJECTS / "instance_built/tickpkg/solver.py"]
     assert not any(may_have_findings(p.read_text()) for p in hosts)
     from poslint.engine.checker import check_text
     from poslint.rules import all_rules
@@ -250,12 +256,20 @@ def test_project_prefilter_clears_files_that_import_nothing_that_matters(tmp_pat
     # A name whose definition mentions one that carries a role (in its module, or imported there).
     (package / "wrap.py").write_text("from .rope import inv_freq\n\ndef table(d):\n    return inv_freq(d)\n")
     assert files.imports_may_matter("from .wrap import table\n")
-    # Of a class, what the file can reach: methods it names, attributes it reads, the class body.
+    # Of a class, what the file can reach: methods it names, attributes it reads, the class body,
+    # and what building and calling an instance run unnamed (its constructor, its forward).
     base = PROJECTS / "inherited_buffer" / "ibuf" / "base.py"
     (package / "base.py").write_text(base.read_text())
     subclass = "from .base import Base\n\nclass S(Base):\n    def f(self):\n        return self.{}\n"
     assert files.imports_may_matter(subclass.format("inv_freq"))
-    assert not files.imports_may_matter(subclass.format("dim"))
+    assert files.imports_may_matter(subclass.format("dim"))  # S() runs Base.__init__, which registers it
+    (package / "lazy.py").write_text("import torch\nfrom torch import nn\n\n\nclass Lazy(nn.Module):\n"
+                                     "    def __init__(self, dim):\n        super().__init__()\n        self.dim = dim\n\n"
+                                     "    def table(self):\n"
+                                     "        return 1.0 / (10000 ** (torch.arange(0, self.dim, 2).float() / self.dim))\n")
+    user = "from .lazy import Lazy\n\nclass S(Lazy):\n    def f(self):\n        return self.{}\n"
+    assert files.imports_may_matter(user.format("table()"))
+    assert not files.imports_may_matter(user.format("dim"))
 
 
 def test_relative_imports_resolve_against_the_package():
@@ -339,6 +353,8 @@ MODULE_NAMES = {
                         "fresh_angles", "rotary", "layers", "step", "HubModel", "HubDecoder"],
     "script_paths": ["scriptpkg", "model", "submodules", "bias", "encoder", "vendored", "core", "rope", "runner",
                      "absolute_bias", "relative_bias", "positions_like", "rotary_tables", "Encoder", "Runner"],
+    "instance_built": ["tickpkg", "embed", "solver", "TimeWave", "TimeConditioner", "conditions",
+                       "conditions_float32"],
     "hyphen_checkout": ["odit", "models", "dit", "utils", "sampling", "DiT", "sample", "sample_float32",
                         "timestep_embedding"],
     "callers_elsewhere": ["phasepkg", "tables", "model", "head", "sincos_table", "resized_sincos_table",

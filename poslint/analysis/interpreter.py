@@ -186,9 +186,11 @@ MOST_COORDINATES = 3
 @dataclass(frozen=True)
 class _TimestepEmbedder:
     """A library module that embeds the timesteps it is called on (library_summaries): its first
-    argument, or every argument but the last."""
+    argument, or every argument but the last, or (a whole diffusion model) the arguments passed
+    by these ``keywords``."""
 
     all_but_last: bool
+    keywords: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -2650,7 +2652,13 @@ class Interpreter:
         if isinstance(payload, _LibraryRotary) and args and isinstance(self._call_site, ast.Call):
             return self._library_rotation(self._call_site, payload, args[0], frame)
         if isinstance(payload, _TimestepEmbedder) and isinstance(self._call_site, ast.Call):
-            self._embed_timesteps(self._call_site, args[:-1] if payload.all_but_last else args[:1], frame)
+            call = self._call_site
+            if payload.keywords:
+                timesteps = [(kwargs[k.arg], k.value) for k in call.keywords if k.arg in payload.keywords
+                             and k.arg in kwargs]
+            else:
+                timesteps = list(zip(args[:-1] if payload.all_but_last else args[:1], call.args))
+            self._embed_timesteps(call, timesteps, frame)
             return UNKNOWN_TENSOR
         if isinstance(payload, _Chain) and args:
             value = args[0]
@@ -2738,11 +2746,11 @@ class Interpreter:
             return UNKNOWN_TENSOR
         return Value(sort=Sort.TENSOR, prec=operand.prec, origin=operand.origin) if method is not None else angles
 
-    def _embed_timesteps(self, call: ast.Call, timesteps: Sequence[Value], frame: Frame) -> None:
-        """A library's sinusoidal embedding of each of ``timesteps`` (diffusers' ``Timesteps``): each,
-        upcast inside, times float32 frequencies into cos and sin, an angle product at ``call``
-        (one per argument, at the argument's node)."""
-        for value, arg_node in zip(timesteps, call.args):
+    def _embed_timesteps(self, call: ast.Call, timesteps: Sequence[Tuple[Value, ast.AST]], frame: Frame) -> None:
+        """A library's sinusoidal embedding of each of ``timesteps`` (diffusers' ``Timesteps``; the
+        value and the node that passes it): each, upcast inside, times float32 frequencies into cos
+        and sin, an angle product at ``call`` (one per argument, at the argument's node)."""
+        for value, arg_node in timesteps:
             if not (value.is_tensor or _is_opaque(value)):
                 continue
             key = node_key(arg_node)
@@ -3052,8 +3060,11 @@ class Interpreter:
         if effect == "returns-last":
             return args[-1] if args else UNKNOWN
         if effect == "embeds-timesteps":
-            self._embed_timesteps(node, args[:1], frame)
+            self._embed_timesteps(node, list(zip(args[:1], node.args)), frame)
             return UNKNOWN_TENSOR
+        if effect == "denoiser-model":
+            embedder = _TimestepEmbedder(all_but_last=False, keywords=("timestep", "timesteps", "guidance"))
+            return Value(sort=Sort.CALLABLE, payload=embedder, payload_key=embedder)
         if effect == "rotary-module":
             return Value(sort=Sort.OTHER, payload=_LibraryRotary(), payload_key=("library rotary", node_key(node)))
         if effect in ("timestep-embedder", "timesteps-embedder"):

@@ -308,8 +308,9 @@ class ProjectFiles:
           (``may_have_findings``), or mentions a name (of its module, or imported there) that
           does, followed depth-first;
         * a class one of whose methods the file names (any identifier of its text: ``__init__``
-          for ``super().__init__``, ``post_init``...) or runs unnamed (``forward`` and ``__call__``:
-          ``model(x)`` calls an instance), or its class body, or what those methods read on
+          for ``super().__init__``, ``post_init``...) or runs unnamed (``__init__``: ``Model(cfg)``
+          builds an instance; ``forward`` and ``__call__``: ``model(x)`` calls one), or its class
+          body, or what those methods read on
           ``self``, passes or mentions such a name; the same for its bases;
         * a project module (``import a.b``, or a submodule from its package) whose text passes.
 
@@ -334,8 +335,8 @@ class ProjectFiles:
         return False
 
 
-# The methods that calling an instance runs without the caller naming them.
-_RUN_BY_CALLING_AN_INSTANCE = frozenset({"forward", "__call__"})
+# The methods that building and calling an instance run without the caller naming them.
+_RUN_BY_CALLING_AN_INSTANCE = frozenset({"__init__", "forward", "__call__"})
 
 _PROJECTS: Dict[Tuple[Tuple[str, ...], str], ProjectFiles] = {}
 
