@@ -157,3 +157,19 @@ def test_a_normalised_grid_scaled_by_a_power_of_two_moves_by_half_a_step_below_i
     exact = torch.arange(grid_size, dtype=torch.float64) / grid_size * 16
     moved = (exact.to(torch.bfloat16).double() - exact).abs().max().item()
     assert moved <= 1 / 32
+
+
+def test_an_autocast_product_of_random_frequencies_moves_each_angle_by_three_roundings():
+    """POS103's bound for an input of unknown range times random frequencies: autocast rounds both
+    operands and the product, up to (1 + 2**-8)**3 - 1 = 1.2% of each angle; one rounding's 0.4%
+    is passed."""
+    from poslint.rules.consequences import random_frequencies
+
+    torch.manual_seed(0)
+    inputs, frequencies = torch.rand(4096, 1) * 20, torch.randn(1, 256) * 3
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        angles = inputs @ frequencies
+    exact = inputs.double() @ frequencies.double()
+    relative = ((angles.double() - exact).abs() / exact.abs().clamp_min(1e-3)).max().item()
+    assert 2.0 ** -8 < relative <= (1 + 2.0 ** -8) ** 3 - 1
+    assert "up to 1.2% of itself (0.24 rad at 20 rad)" in random_frequencies(product_too=True)

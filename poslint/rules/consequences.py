@@ -231,16 +231,23 @@ def bands_above_one(factor) -> bool:
     return factor is not None and (factor.has(Role.GROWTH) or factor.has(Role.GROWTH2) or (factor.magnitude or 0) > 1)
 
 
-def random_frequencies(float16: bool = False) -> str:
+def random_frequencies(float16: bool = False, product_too: bool = False) -> str:
     """What rounding, of frequencies drawn at random or of the continuous values they multiply
     (times, scales: their range unknown), does to the angles: a relative error of each."""
-    return relative_error(float16, "the frequencies are drawn at random, so the code fixes no table")
+    return relative_error(float16, "the frequencies are drawn at random, so the code fixes no table", product_too)
 
 
-def relative_error(float16: bool, why: str) -> str:
-    """Rounding's relative error of each angle, where ``why`` no table of frequencies is known."""
-    bits, share, example = (11, "0.05%", "0.01 rad") if float16 else (8, "0.4%", "0.08 rad")
-    return f"{why}: {bits} significant bits move each angle by up to {share} of itself ({example} at 20 rad)"
+def relative_error(float16: bool, why: str, product_too: bool = False) -> str:
+    """Rounding's relative error of each angle, where ``why`` no table of frequencies is known: of
+    one operand, or (``product_too``: an autocast-lowered product) of both operands and the product,
+    each by up to half a step, 2**-bits of the value at the bottom of its binade."""
+    bits = 11 if float16 else 8
+    if not product_too:
+        share, example = ("0.05%", "0.01 rad") if float16 else ("0.4%", "0.08 rad")
+        return f"{why}: {bits} significant bits move each angle by up to {share} of itself ({example} at 20 rad)"
+    relative = (1 + 2.0 ** -bits) ** 3 - 1
+    return (f"{why}: rounding both operands and the product to {bits} significant bits moves each angle by up "
+            f"to {100 * relative:.2g}% of itself ({20 * relative:.2g} rad at 20 rad)")
 
 
 def _first_position(reached, last: int) -> int:
