@@ -235,3 +235,16 @@ def test_a_diffusers_model_embeds_the_time_it_is_given(where, cls, build):
     # a keyword the model does not embed, and a class diffusers does not define
     assert codes(source.replace(f"{keyword}=time", "cross_attention_kwargs=time")) == []
     assert codes(source.replace(cls, "AutoencoderKL")) == []
+
+
+@pytest.mark.parametrize("cls, call, found", [
+    ("UNet2DConditionModel", "model(latents, time, text)", ["POS101"]),  # forward(sample, timestep, ...)
+    ("UNet2DConditionModel", "model(latents, text, time)", []),
+    ("FluxTransformer2DModel", "model(latents, text, None, time)", ["POS101"]),  # the fourth
+    ("FluxTransformer2DModel", "model(latents, time)", []),
+    ("UNet2DConditionModel", "model(*inputs, time)", []),  # where the time lands is unknown
+])
+def test_a_diffusers_model_takes_the_time_at_its_own_position(cls, call, found):
+    source = DENOISER.format(where="diffusers", cls=cls, build="from_pretrained", keyword="timestep")
+    source = source.replace("model(latents, timestep=time, encoder_hidden_states=text)", call)
+    assert codes(source.replace("def step(latents, sigma, text):", "def step(latents, sigma, text, inputs):")) == found

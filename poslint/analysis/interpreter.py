@@ -191,6 +191,7 @@ class _TimestepEmbedder:
 
     all_but_last: bool
     keywords: Tuple[str, ...] = ()
+    position: Optional[int] = None  # where a whole model takes the time positionally
 
 
 @dataclass(frozen=True)
@@ -2644,7 +2645,8 @@ class Interpreter:
                 and self._call_site.args:
             return self._linear_call(self._call_site, args[0], payload.in_features, frame)
         if isinstance(payload, _LibraryHelper) and isinstance(self._call_site, ast.Call):
-            return self.library_call(LIBRARY[payload.qual].effect, self._call_site, list(args), kwargs, frame)
+            summary = LIBRARY[payload.qual]
+            return self.library_call(summary.effect, self._call_site, list(args), kwargs, frame, summary.time_position)
         if callee.payload_key == VALUE_PRESERVING.payload_key and len(args) == 1 and not kwargs:
             return args[0]
         if isinstance(payload, _LibrarySeqPos) and isinstance(self._call_site, ast.Call):
@@ -2656,6 +2658,10 @@ class Interpreter:
             if payload.keywords:
                 timesteps = [(kwargs[k.arg], k.value) for k in call.keywords if k.arg in payload.keywords
                              and k.arg in kwargs]
+                at = payload.position
+                if at is not None and at < len(call.args) and at < len(args) \
+                        and not any(isinstance(a, ast.Starred) for a in call.args[:at + 1]):
+                    timesteps.append((args[at], call.args[at]))
             else:
                 timesteps = list(zip(args[:-1] if payload.all_but_last else args[:1], call.args))
             self._embed_timesteps(call, timesteps, frame)
@@ -2863,7 +2869,7 @@ class Interpreter:
                              payload_key=("sequential",) + tuple(m.payload_key for m in modules))
             return UNKNOWN
         if qual in LIBRARY:
-            return self.library_call(LIBRARY[qual].effect, node, args, kwargs, frame)
+            return self.library_call(LIBRARY[qual].effect, node, args, kwargs, frame, LIBRARY[qual].time_position)
         if not qual.startswith("torch") and not qual.startswith("einops"):  # einops.einsum is torch's
             return UNKNOWN
         if name in ("set_default_dtype", "set_default_tensor_type") and args:
@@ -3027,7 +3033,7 @@ class Interpreter:
         return self.tensor_method(name, receiver, node, args[1:], kwargs, frame, function_form=True)
 
     def library_call(self, effect: str, node: ast.Call, args: List[Value], kwargs: Dict[str, Value],
-                     frame: Frame) -> Value:
+                     frame: Frame, time_position: Optional[int] = None) -> Value:
         """A call of a third-party helper, by its summary (poslint.analysis.library_summaries)."""
         first = args[0] if args else UNKNOWN
         if effect in ("multiplies", "contracts") and len(args) == 3 and len(node.args) == 3:
@@ -3063,7 +3069,8 @@ class Interpreter:
             self._embed_timesteps(node, list(zip(args[:1], node.args)), frame)
             return UNKNOWN_TENSOR
         if effect == "denoiser-model":
-            embedder = _TimestepEmbedder(all_but_last=False, keywords=("timestep", "timesteps", "guidance"))
+            embedder = _TimestepEmbedder(all_but_last=False, keywords=("timestep", "timesteps", "guidance"),
+                                         position=time_position)
             return Value(sort=Sort.CALLABLE, payload=embedder, payload_key=embedder)
         if effect == "rotary-module":
             return Value(sort=Sort.OTHER, payload=_LibraryRotary(), payload_key=("library rotary", node_key(node)))

@@ -33,8 +33,9 @@ Effects:
 * ``timesteps-embedder``: a module built by the call; called, it embeds every argument but its
   last so (a timestep, and a guidance scale where given, before a projection of the last).
 * ``denoiser-model``: a diffusion model built by the call (or by its ``from_pretrained``,
-  ``from_config`` or ``from_single_file``); called, it embeds its ``timestep`` (``timesteps``) and
-  ``guidance`` keyword arguments so (what a sampler rounded before the call stays rounded);
+  ``from_config`` or ``from_single_file``); called, it embeds its time (the ``timestep`` or
+  ``timesteps`` keyword, or the positional argument at ``time_position``) and a ``guidance``
+  keyword so (what a sampler rounded before the call stays rounded);
 * ``rotary-module``: a rotary module built by the call, holding its frequencies in a parameter
   (``model.to()`` converts it) and running its angle product with autocast off; its
   ``rotate_queries_or_keys(t)``, ``rotate_queries_and_keys(q, k)`` and
@@ -45,13 +46,14 @@ Effects:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Tuple
+from typing import Dict, Optional
 
 
 @dataclass(frozen=True)
 class LibrarySummary:
     effect: str
     checked: str  # the library version and file the entry was checked against, and what it showed
+    time_position: Optional[int] = None  # a denoiser-model's: where its forward takes the time positionally
 
 
 _EINOPS = "einops 0.8.2, einops/einops.py: a reshape/permute/expand of the backend tensor, no dtype argument"
@@ -94,86 +96,87 @@ _XFORMERS_BIAS = ("xformers 0.0.28, xformers/ops/fmha/attn_bias.py: LowerTriangu
 _DENOISERS = ("diffusers 0.42.1, diffusers/models/{}.py: {}.forward takes the diffusion time as `timestep` (and a "
               "guidance scale as `guidance`, where it has one) and embeds it with a sinusoidal timestep embedding "
               "(Timesteps or get_timestep_embedding, directly or through a combined or AdaLayerNorm embedding)")
-# The diffusion models of diffusers (a ModelMixin whose forward takes the time), by module.
-DIFFUSERS_DENOISERS: Dict[str, Tuple[str, ...]] = {
-    "transformers.ace_step_transformer": ("AceStepTransformer1DModel",),
-    "transformers.auraflow_transformer_2d": ("AuraFlowTransformer2DModel",),
-    "transformers.cogvideox_transformer_3d": ("CogVideoXTransformer3DModel",),
-    "transformers.consisid_transformer_3d": ("ConsisIDTransformer3DModel",),
-    "transformers.dit_transformer_2d": ("DiTTransformer2DModel",),
-    "transformers.hunyuan_transformer_2d": ("HunyuanDiT2DModel",),
-    "transformers.latte_transformer_3d": ("LatteTransformer3DModel",),
-    "transformers.lumina_nextdit2d": ("LuminaNextDiT2DModel",),
-    "transformers.pixart_transformer_2d": ("PixArtTransformer2DModel",),
-    "transformers.prior_transformer": ("PriorTransformer",),
-    "transformers.sana_transformer": ("SanaTransformer2DModel",),
-    "transformers.stable_audio_transformer": ("StableAudioDiTModel",),
-    "transformers.transformer_2d": ("Transformer2DModel",),
-    "transformers.transformer_2d_dreamlite": ("DreamLiteTransformer2DModel",),
-    "transformers.transformer_allegro": ("AllegroTransformer3DModel",),
-    "transformers.transformer_anyflow": ("AnyFlowTransformer3DModel",),
-    "transformers.transformer_anyflow_far": ("AnyFlowFARTransformer3DModel",),
-    "transformers.transformer_bria": ("BriaTransformer2DModel",),
-    "transformers.transformer_bria_fibo": ("BriaFiboTransformer2DModel",),
-    "transformers.transformer_bria_fibo2": ("BriaFibo2Transformer2DModel",),
-    "transformers.transformer_chroma": ("ChromaTransformer2DModel",),
-    "transformers.transformer_chronoedit": ("ChronoEditTransformer3DModel",),
-    "transformers.transformer_cogview3plus": ("CogView3PlusTransformer2DModel",),
-    "transformers.transformer_cogview4": ("CogView4Transformer2DModel",),
-    "transformers.transformer_cosmos": ("CosmosTransformer3DModel",),
-    "transformers.transformer_easyanimate": ("EasyAnimateTransformer3DModel",),
-    "transformers.transformer_ernie_image": ("ErnieImageTransformer2DModel",),
-    "transformers.transformer_flux": ("FluxTransformer2DModel",),
-    "transformers.transformer_flux2": ("Flux2Transformer2DModel",),
-    "transformers.transformer_flux3": ("Flux3Transformer2DModel",),
-    "transformers.transformer_glm_image": ("GlmImageTransformer2DModel",),
-    "transformers.transformer_helios": ("HeliosTransformer3DModel",),
-    "transformers.transformer_hidream_image": ("HiDreamImageTransformer2DModel",),
-    "transformers.transformer_hunyuan_video": ("HunyuanVideoTransformer3DModel",),
-    "transformers.transformer_hunyuan_video15": ("HunyuanVideo15Transformer3DModel",),
-    "transformers.transformer_hunyuan_video_framepack": ("HunyuanVideoFramepackTransformer3DModel",),
-    "transformers.transformer_hunyuanimage": ("HunyuanImageTransformer2DModel",),
-    "transformers.transformer_ideogram4": ("Ideogram4Transformer2DModel",),
-    "transformers.transformer_joyimage": ("JoyImageEditTransformer3DModel",),
-    "transformers.transformer_joyimage_edit_plus": ("JoyImageEditPlusTransformer3DModel",),
-    "transformers.transformer_kandinsky": ("Kandinsky5Transformer3DModel",),
-    "transformers.transformer_kandinsky6": ("Kandinsky6Transformer3DModel",),
-    "transformers.transformer_kandinsky6_sr": ("Kandinsky6SRTransformer3DModel",),
-    "transformers.transformer_krea2": ("Krea2Transformer2DModel",),
-    "transformers.transformer_longcat_audio_dit": ("LongCatAudioDiTTransformer",),
-    "transformers.transformer_longcat_image": ("LongCatImageTransformer2DModel",),
-    "transformers.transformer_ltx": ("LTXVideoTransformer3DModel",),
-    "transformers.transformer_ltx2": ("LTX2VideoTransformer3DModel",),
-    "transformers.transformer_lumina2": ("Lumina2Transformer2DModel",),
-    "transformers.transformer_minimax_h3": ("MiniMaxH3Transformer3DModel",),
-    "transformers.transformer_minimax_music3": ("MiniMaxMusic3Transformer1DModel",),
-    "transformers.transformer_mochi": ("MochiTransformer3DModel",),
-    "transformers.transformer_motif_video": ("MotifVideoTransformer3DModel",),
-    "transformers.transformer_nucleusmoe_image": ("NucleusMoEImageTransformer2DModel",),
-    "transformers.transformer_omnigen": ("OmniGenTransformer2DModel",),
-    "transformers.transformer_ovis_image": ("OvisImageTransformer2DModel",),
-    "transformers.transformer_prx": ("PRXTransformer2DModel",),
-    "transformers.transformer_qwenimage": ("QwenImageTransformer2DModel",),
-    "transformers.transformer_qwenimage21": ("QwenImage21Transformer2DModel",),
-    "transformers.transformer_sana_video": ("SanaVideoTransformer3DModel",),
-    "transformers.transformer_sana_wm": ("SanaWMTransformer3DModel",),
-    "transformers.transformer_sana_wm_refiner": ("SanaWMLTX2RefinerTransformer3DModel",),
-    "transformers.transformer_sd3": ("SD3Transformer2DModel",),
-    "transformers.transformer_skyreels_v2": ("SkyReelsV2Transformer3DModel",),
-    "transformers.transformer_stable_audio3": ("StableAudio3DiTModel",),
-    "transformers.transformer_temporal": ("TransformerTemporalModel",),
-    "transformers.transformer_wan": ("WanTransformer3DModel",),
-    "transformers.transformer_wan_animate": ("WanAnimateTransformer3DModel",),
-    "transformers.transformer_wan_animate_2": ("WanAnimate2Transformer3DModel",),
-    "transformers.transformer_wan_vace": ("WanVACETransformer3DModel",),
-    "unets.unet_1d": ("UNet1DModel",),
-    "unets.unet_2d": ("UNet2DModel",),
-    "unets.unet_2d_condition": ("UNet2DConditionModel",),
-    "unets.unet_3d_condition": ("UNet3DConditionModel",),
-    "unets.unet_i2vgen_xl": ("I2VGenXLUNet",),
-    "unets.unet_kandinsky3": ("Kandinsky3UNet",),
-    "unets.unet_motion_model": ("UNetMotionModel",),
-    "unets.unet_spatio_temporal_condition": ("UNetSpatioTemporalConditionModel",),
+# The diffusion models of diffusers (a ModelMixin whose forward takes the time), by module: each
+# with the place of the time among its forward's positional arguments (after self).
+DIFFUSERS_DENOISERS: Dict[str, Dict[str, int]] = {
+    "transformers.ace_step_transformer": {"AceStepTransformer1DModel": 1},
+    "transformers.auraflow_transformer_2d": {"AuraFlowTransformer2DModel": 2},
+    "transformers.cogvideox_transformer_3d": {"CogVideoXTransformer3DModel": 2},
+    "transformers.consisid_transformer_3d": {"ConsisIDTransformer3DModel": 2},
+    "transformers.dit_transformer_2d": {"DiTTransformer2DModel": 1},
+    "transformers.hunyuan_transformer_2d": {"HunyuanDiT2DModel": 1},
+    "transformers.latte_transformer_3d": {"LatteTransformer3DModel": 1},
+    "transformers.lumina_nextdit2d": {"LuminaNextDiT2DModel": 1},
+    "transformers.pixart_transformer_2d": {"PixArtTransformer2DModel": 2},
+    "transformers.prior_transformer": {"PriorTransformer": 1},
+    "transformers.sana_transformer": {"SanaTransformer2DModel": 2},
+    "transformers.stable_audio_transformer": {"StableAudioDiTModel": 1},
+    "transformers.transformer_2d": {"Transformer2DModel": 2},
+    "transformers.transformer_2d_dreamlite": {"DreamLiteTransformer2DModel": 2},
+    "transformers.transformer_allegro": {"AllegroTransformer3DModel": 2},
+    "transformers.transformer_anyflow": {"AnyFlowTransformer3DModel": 1},
+    "transformers.transformer_anyflow_far": {"AnyFlowFARTransformer3DModel": 1},
+    "transformers.transformer_bria": {"BriaTransformer2DModel": 3},
+    "transformers.transformer_bria_fibo": {"BriaFiboTransformer2DModel": 4},
+    "transformers.transformer_bria_fibo2": {"BriaFibo2Transformer2DModel": 1},
+    "transformers.transformer_chroma": {"ChromaTransformer2DModel": 2},
+    "transformers.transformer_chronoedit": {"ChronoEditTransformer3DModel": 1},
+    "transformers.transformer_cogview3plus": {"CogView3PlusTransformer2DModel": 2},
+    "transformers.transformer_cogview4": {"CogView4Transformer2DModel": 2},
+    "transformers.transformer_cosmos": {"CosmosTransformer3DModel": 1},
+    "transformers.transformer_easyanimate": {"EasyAnimateTransformer3DModel": 1},
+    "transformers.transformer_ernie_image": {"ErnieImageTransformer2DModel": 1},
+    "transformers.transformer_flux": {"FluxTransformer2DModel": 3},
+    "transformers.transformer_flux2": {"Flux2Transformer2DModel": 2},
+    "transformers.transformer_flux3": {"Flux3Transformer2DModel": 2},
+    "transformers.transformer_glm_image": {"GlmImageTransformer2DModel": 4},
+    "transformers.transformer_helios": {"HeliosTransformer3DModel": 1},
+    "transformers.transformer_hidream_image": {"HiDreamImageTransformer2DModel": 1},
+    "transformers.transformer_hunyuan_video": {"HunyuanVideoTransformer3DModel": 1},
+    "transformers.transformer_hunyuan_video15": {"HunyuanVideo15Transformer3DModel": 1},
+    "transformers.transformer_hunyuan_video_framepack": {"HunyuanVideoFramepackTransformer3DModel": 1},
+    "transformers.transformer_hunyuanimage": {"HunyuanImageTransformer2DModel": 1},
+    "transformers.transformer_ideogram4": {"Ideogram4Transformer2DModel": 1},
+    "transformers.transformer_joyimage": {"JoyImageEditTransformer3DModel": 1},
+    "transformers.transformer_joyimage_edit_plus": {"JoyImageEditPlusTransformer3DModel": 1},
+    "transformers.transformer_kandinsky": {"Kandinsky5Transformer3DModel": 2},
+    "transformers.transformer_kandinsky6": {"Kandinsky6Transformer3DModel": 3},
+    "transformers.transformer_kandinsky6_sr": {"Kandinsky6SRTransformer3DModel": 1},
+    "transformers.transformer_krea2": {"Krea2Transformer2DModel": 2},
+    "transformers.transformer_longcat_audio_dit": {"LongCatAudioDiTTransformer": 3},
+    "transformers.transformer_longcat_image": {"LongCatImageTransformer2DModel": 2},
+    "transformers.transformer_ltx": {"LTXVideoTransformer3DModel": 2},
+    "transformers.transformer_ltx2": {"LTX2VideoTransformer3DModel": 4},
+    "transformers.transformer_lumina2": {"Lumina2Transformer2DModel": 1},
+    "transformers.transformer_minimax_h3": {"MiniMaxH3Transformer3DModel": 3},
+    "transformers.transformer_minimax_music3": {"MiniMaxMusic3Transformer1DModel": 1},
+    "transformers.transformer_mochi": {"MochiTransformer3DModel": 2},
+    "transformers.transformer_motif_video": {"MotifVideoTransformer3DModel": 1},
+    "transformers.transformer_nucleusmoe_image": {"NucleusMoEImageTransformer2DModel": 4},
+    "transformers.transformer_omnigen": {"OmniGenTransformer2DModel": 1},
+    "transformers.transformer_ovis_image": {"OvisImageTransformer2DModel": 2},
+    "transformers.transformer_prx": {"PRXTransformer2DModel": 1},
+    "transformers.transformer_qwenimage": {"QwenImageTransformer2DModel": 3},
+    "transformers.transformer_qwenimage21": {"QwenImage21Transformer2DModel": 2},
+    "transformers.transformer_sana_video": {"SanaVideoTransformer3DModel": 2},
+    "transformers.transformer_sana_wm": {"SanaWMTransformer3DModel": 1},
+    "transformers.transformer_sana_wm_refiner": {"SanaWMLTX2RefinerTransformer3DModel": 2},
+    "transformers.transformer_sd3": {"SD3Transformer2DModel": 3},
+    "transformers.transformer_skyreels_v2": {"SkyReelsV2Transformer3DModel": 1},
+    "transformers.transformer_stable_audio3": {"StableAudio3DiTModel": 1},
+    "transformers.transformer_temporal": {"TransformerTemporalModel": 2},
+    "transformers.transformer_wan": {"WanTransformer3DModel": 1},
+    "transformers.transformer_wan_animate": {"WanAnimateTransformer3DModel": 1},
+    "transformers.transformer_wan_animate_2": {"WanAnimate2Transformer3DModel": 1},
+    "transformers.transformer_wan_vace": {"WanVACETransformer3DModel": 1},
+    "unets.unet_1d": {"UNet1DModel": 1},
+    "unets.unet_2d": {"UNet2DModel": 1},
+    "unets.unet_2d_condition": {"UNet2DConditionModel": 1},
+    "unets.unet_3d_condition": {"UNet3DConditionModel": 1},
+    "unets.unet_i2vgen_xl": {"I2VGenXLUNet": 1},
+    "unets.unet_kandinsky3": {"Kandinsky3UNet": 1},
+    "unets.unet_motion_model": {"UNetMotionModel": 1},
+    "unets.unet_spatio_temporal_condition": {"UNetSpatioTemporalConditionModel": 1},
 }
 # How a diffusers model is built besides calling its class.
 MODEL_LOADERS = ("from_pretrained", "from_config", "from_single_file")
@@ -183,8 +186,8 @@ def _denoiser_quals() -> Dict[str, "LibrarySummary"]:
     """Each denoiser under every name diffusers exports it by, and its loaders."""
     found = {}
     for module, classes in DIFFUSERS_DENOISERS.items():
-        for cls in classes:
-            summary = LibrarySummary("denoiser-model", _DENOISERS.format(module.replace(".", "/"), cls))
+        for cls, position in classes.items():
+            summary = LibrarySummary("denoiser-model", _DENOISERS.format(module.replace(".", "/"), cls), position)
             for where in ("diffusers", "diffusers.models", f"diffusers.models.{module.split('.')[0]}",
                           f"diffusers.models.{module}"):
                 found[f"{where}.{cls}"] = summary
