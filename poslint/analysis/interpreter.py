@@ -1133,7 +1133,9 @@ class Interpreter:
             key = expr.id if isinstance(expr, ast.Name) else f"self.{expr.attr}"
             if isinstance(expr, ast.Name) and key not in frame.env:
                 continue
-            current = frame.env[key] if key in frame.env else self.eval(expr, frame)
+            # (a ``self.<attr>`` stored on some paths only reads what each path holds: eval joins them)
+            current = frame.env[key] if key in frame.env and key not in frame.stored_on_some_paths \
+                else self.eval(expr, frame)
             if current.prec.may_be_16bit:
                 narrowing[1 if low_in_body else 0][key] = current.with_(prec=Prec.F32)
         return narrowing
@@ -1177,14 +1179,20 @@ class Interpreter:
         ranged: Optional[Dict[str, Value]] = None
         for i, block in enumerate(blocks):
             frame.env = dict(start)
+            # a test narrows what a read finds (``else:`` of ``if self.inv_freq.dtype != float32``),
+            # whatever paths before stored it
+            narrowed = frame.stored_on_some_paths & set(narrowing[i]) if i < len(narrowing) else set()
             if i < len(narrowing):
                 frame.env.update(narrowing[i])
+            frame.stored_on_some_paths -= narrowed
             try:
                 self.exec_block(block, frame)
                 outcomes.append(frame.env)
                 ranged = frame.env if i == ranges_from else ranged
             except _Return:
                 returned += 1
+            finally:
+                frame.stored_on_some_paths |= narrowed
         if not outcomes:
             frame.env = start
             raise _Return()
@@ -1624,9 +1632,13 @@ class Interpreter:
         key = f"self.{name}"
         if key in frame.env:
             if key in frame.stored_on_some_paths:
-                # On the paths that did not store it (``if n > len(cache): self.cache = ...``),
-                # the read finds what the module holds: record that read of the converted buffer.
-                self._read_held(node, frame, name)
+                # On the paths that did not store it (``if "dynamic" in kind: register_buffer(...)``),
+                # the read finds what the module holds: a buffer or parameter as converted, or what
+                # this call stored. (A plain cache rebuilt on one path is read as rebuilt.)
+                held = self._read_held(node, frame, name)
+                converted = self._attr_storage(frame.dispatch or frame.cls, name) in ("buffer", "parameter")
+                return merge(frame.env[key], held) if converted and held.is_tensor and frame.env[key].is_tensor \
+                    else frame.env[key]
             return frame.env[key]
         return self._read_held(node, frame, name)
 
