@@ -776,6 +776,10 @@ class Interpreter:
                 continue
             if getattr(node, "lineno", None) is None:
                 return None  # a default left, or what ``**kwargs`` may pass
+            instance = self._own_instance_named(node)
+            if instance is not None:
+                modules.append(instance)  # ``Rotator(self)``: the instantiating module itself
+                continue
             if is_self_attr(node) or isinstance(node, ast.Name):
                 # what the instantiating class builds into that attribute, or its function into that local, once
                 scope = self._function_around(node.lineno, classes=is_self_attr(node))
@@ -794,6 +798,21 @@ class Interpreter:
             return None
         return modules[0] if len({type(m.payload) for m in modules}) == 1 and not any(
             isinstance(m.payload, ClassInfo) for m in modules) else merge_all(modules)
+
+    def _own_instance_named(self, node: ast.AST) -> Optional[Value]:
+        """The instance a method of a torch module class of this module runs on, where ``node``
+        names it (its first parameter, in that method's own body); else None."""
+        if not isinstance(node, ast.Name):
+            return None
+        scope = self._function_around(node.lineno)
+        for cls in self.model.classes.values():
+            method = next((m for m in cls.methods.values() if m.node is scope), None)
+            if method is None or is_static(scope) or is_classmethod(scope) or isinstance(scope, ast.Lambda):
+                continue
+            first = (scope.args.posonlyargs + scope.args.args)[:1]
+            if first and first[0].arg == node.id and self._torch_module_class(cls):
+                return Value(sort=Sort.INSTANCE, payload=cls, payload_key=cls.name)
+        return None
 
     def _configured_default(self, node: Optional[ast.AST]) -> Optional[Value]:
         """The number an instantiation passes where the calling function fixes it from literals and
