@@ -2091,6 +2091,13 @@ class Interpreter:
                 else self._passed_on(left, right)
         if isinstance(op, (ast.Add, ast.Sub)) and not (left.is_number or right.is_number):
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
+            for term, phase, phase_node in ((left, right, right_node), (right, left, left_node)):
+                # (a tensor the module holds, or an attribute of no role the first round of a
+                # module's analysis does not know as one yet: a buffer its construction registers)
+                held = held_by_module(phase) or not phase.roles and _reads_own_attribute(phase_node)
+                if isinstance(op, ast.Add) and held and term.recent and not held_by_module(term) \
+                        and (term.is_tensor or term.sort is Sort.OTHER):
+                    self.sinks.shift_phase(term)
         whole_extent = _whole_extent(op, left, right)
         bounds = _range(op, left, right)
         if bounds is None and isinstance(op, ast.Div) and left.grids and left.interval is not None \
@@ -4041,6 +4048,15 @@ def _arange_extent(bounds: Optional[Tuple[int, int, int]]) -> Optional[int]:
     last = end - 1 if step > 0 else end + 1
     empty = end <= start if step > 0 else end >= start
     return 1 if empty else max(abs(start), abs(last)) + 1
+
+
+def _reads_own_attribute(node: Optional[ast.AST]) -> bool:
+    """Whether ``node`` reads an attribute of the instance, through casts, views and indexing
+    (``self.phases.to(torch.float32)[None]``)."""
+    while isinstance(node, (ast.Call, ast.Subscript)):
+        node = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            else node.value if isinstance(node, ast.Subscript) else None
+    return node is not None and is_self_attr(node)
 
 
 def _names_one_literal(function: Optional[FunctionInfo], name: str) -> bool:

@@ -164,6 +164,9 @@ class Sinks:
         self.returned: Set[tuple] = set()  # a module's output: a rotary table another module applies
         self.tables: Set[tuple] = set()  # handed to a rotary kernel as its cos/sin tables: cos/sin values
         self.terms: Dict[tuple, frozenset] = {}  # a sum of two tensors (by node key) -> its terms' traces
+        # Products a phase the module holds was added to (``t.ger(freqs) + phases``): one cos of that
+        # sum is a rotation's, ``cos(a) cos(p) - sin(a) sin(p)`` (random Fourier features, Time2Vec).
+        self.phase_shifted: Set[tuple] = set()
         self.twins: Dict[tuple, Set[tuple]] = {}  # a product -> the products of the same two operands
         # A product -> the dims (as written) that its cos and sin are concatenated along: the channels.
         self.channel_dims: Dict[tuple, Set[int]] = {}
@@ -175,6 +178,13 @@ class Sinks:
         rotation; one that reaches sin alone may be an activation (Snake's sin(a x))."""
         self.trig.update(angle.recent)
         (self.cos if which == "cos" else self.sin).update(angle.recent)
+        if angle.recent & self.phase_shifted:
+            self.cos.update(angle.recent)
+            self.sin.update(angle.recent)
+
+    def shift_phase(self, angle: Value) -> None:
+        """A phase the module holds is added to ``angle`` (after the products it comes from)."""
+        self.phase_shifted.update(angle.recent)
 
     def concatenate(self, parts, dim: int) -> None:
         """``cat([cos, sin], dim)``: the angles' products lay their channels (frequencies) along ``dim``.
