@@ -1278,6 +1278,13 @@ class Interpreter:
             # ``Rotary._shared = table``: a class attribute, which ``self._shared`` reads on every
             # instance (a table cached once for all layers)
             self.store_attr(frame, target.attr, "plain", value, target, value_node)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                and isinstance(frame.env.get(target.value.id, UNKNOWN).payload, _Keywords) \
+                and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+            # ``kwargs["guidance"] = g`` on a dict of keyword arguments: one more of them
+            members = dict(frame.env[target.value.id].payload.members)
+            members[target.slice.value] = value
+            frame.env[target.value.id] = _keywords(members)
         elif isinstance(target, ast.Subscript):
             # ``pe[:, 0::2] = torch.sin(...)``: the container takes on the roles written into it.
             base = target.value
@@ -1897,14 +1904,19 @@ class Interpreter:
         return value.with_(ndim=ndim, axis=axis, total=total)
 
     def _eval_Dict(self, node: ast.Dict, frame: Frame) -> Value:
-        """A dict literal of modules by literal names (what ``nn.ModuleDict`` is built from), else unknown."""
+        """A dict literal of modules by literal names (what ``nn.ModuleDict`` is built from), or of
+        tensors by literal names (keyword arguments a call unpacks: ``model(**{"timestep": t})``),
+        else unknown."""
         for key in node.keys:
-            self.eval(key, frame)
+            if key is not None:
+                self.eval(key, frame)
         values = [self.eval(v, frame) for v in node.values]
         named = all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys)
-        if not (named and any(v.sort is Sort.INSTANCE for v in values)):
-            return UNKNOWN
-        return _modules_by_name({k.value: v for k, v in zip(node.keys, values)})
+        if named and any(v.sort is Sort.INSTANCE for v in values):
+            return _modules_by_name({k.value: v for k, v in zip(node.keys, values)})
+        if named and any(v.is_tensor for v in values):
+            return _keywords({k.value: v for k, v in zip(node.keys, values)})
+        return UNKNOWN
 
     def _eval_BoolOp(self, node: ast.BoolOp, frame: Frame) -> Value:
         """``dtype or torch.float32``: one of its dtypes (a None operand is never the result of ``or``
@@ -2696,6 +2708,11 @@ class Interpreter:
             if payload.keywords:
                 timesteps = [(kwargs[k.arg], k.value) for k in call.keywords if k.arg in payload.keywords
                              and k.arg in kwargs]
+                unpacked = next((k.value for k in call.keywords if k.arg is None), None)
+                if unpacked is not None:  # ``model(**kwargs)`` of a dict whose entries are known
+                    named = {k.arg for k in call.keywords}
+                    timesteps += [(kwargs[name], unpacked) for name in payload.keywords
+                                  if name in kwargs and name not in named]
                 at = payload.position
                 if at is not None and at < len(call.args) and at < len(args) \
                         and not any(isinstance(a, ast.Starred) for a in call.args[:at + 1]):
