@@ -129,6 +129,10 @@ class Frame:
     stored_by_calls: Set[str] = field(default_factory=set)
     # The ``self.<attr>`` it stored on some paths only, not passed on to its caller.
     stored_on_some_paths: Set[str] = field(default_factory=set)
+    # Of those, the ones whose other paths are taken at any length: stored under a test that is no
+    # bound (``if "dynamic" in self.rope_type:``). A store past a length (``if n > self.trained:``)
+    # is what a lazy rebuild always runs from forward, whose own test already lies past that length.
+    stored_on_flagged_paths: Set[str] = field(default_factory=set)
     loop_depth: int = 0
     # The class ``self`` is an instance of, when a subclass runs an inherited method (its
     # overrides are what ``self.method()`` calls there).
@@ -986,7 +990,9 @@ class Interpreter:
             default = self._default_branch(stmt.test, frame)
             self._branches(frame, [stmt.body, stmt.orelse], narrowing=narrowing,
                            precision_guard=self._precision_guard(stmt.test) is not None,
-                           ranges_from=None if default is None else 0 if default else 1)
+                           ranges_from=None if default is None else 0 if default else 1,
+                           bound=isinstance(stmt.test, ast.Compare) and all(
+                               isinstance(o, (ast.Gt, ast.GtE, ast.Lt, ast.LtE)) for o in stmt.test.ops))
         elif isinstance(stmt, ast.Assert):
             # Past ``assert dtype == torch.float32`` the test holds, as in the body of an ``if``.
             self.eval(stmt.test, frame)
@@ -1153,7 +1159,7 @@ class Interpreter:
             if isinstance(expr, ast.Name) and key not in frame.env:
                 continue
             # (a ``self.<attr>`` stored on some paths only reads what each path holds: eval joins them)
-            current = frame.env[key] if key in frame.env and key not in frame.stored_on_some_paths \
+            current = frame.env[key] if key in frame.env and key not in frame.stored_on_flagged_paths \
                 else self.eval(expr, frame)
             if current.prec.may_be_16bit:
                 narrowing[1 if low_in_body else 0][key] = current.with_(prec=Prec.F32)
@@ -1189,7 +1195,7 @@ class Interpreter:
 
     def _branches(self, frame: Frame, blocks: List[Sequence[ast.stmt]],
                   narrowing: Sequence[Dict[str, Value]] = (), precision_guard: bool = False,
-                  ranges_from: Optional[int] = None) -> None:
+                  ranges_from: Optional[int] = None, bound: bool = False) -> None:
         """Run each block from the same start and join what they leave; with ``ranges_from``, the
         magnitudes past the join are that block's (the path a configuration's defaults take)."""
         start = dict(frame.env)
@@ -1200,10 +1206,10 @@ class Interpreter:
             frame.env = dict(start)
             # a test narrows what a read finds (``else:`` of ``if self.inv_freq.dtype != float32``),
             # whatever paths before stored it
-            narrowed = frame.stored_on_some_paths & set(narrowing[i]) if i < len(narrowing) else set()
+            narrowed = frame.stored_on_flagged_paths & set(narrowing[i]) if i < len(narrowing) else set()
             if i < len(narrowing):
                 frame.env.update(narrowing[i])
-            frame.stored_on_some_paths -= narrowed
+            frame.stored_on_flagged_paths -= narrowed
             try:
                 self.exec_block(block, frame)
                 outcomes.append(frame.env)
@@ -1211,7 +1217,7 @@ class Interpreter:
             except _Return:
                 returned += 1
             finally:
-                frame.stored_on_some_paths |= narrowed
+                frame.stored_on_flagged_paths |= narrowed
         if not outcomes:
             frame.env = start
             raise _Return()
@@ -1231,6 +1237,8 @@ class Interpreter:
                     merged[name] = merged.get(name) or env.get(name)
                     if name.startswith("self.") and name not in start:
                         frame.stored_on_some_paths.add(name)
+                        if not bound:
+                            frame.stored_on_flagged_paths.add(name)
         for name, value in (ranged or {}).items():
             if value.magnitude is not None and merged.get(name) is not None and merged[name].magnitude is None:
                 merged[name] = merged[name].with_(magnitude=value.magnitude, interval=value.interval,
@@ -1384,6 +1392,7 @@ class Interpreter:
             value = UNKNOWN_TENSOR  # a buffer or parameter is a tensor, whatever computed it
         frame.env[f"self.{attr}"] = value
         frame.stored_on_some_paths.discard(f"self.{attr}")
+        frame.stored_on_flagged_paths.discard(f"self.{attr}")
         self._escape(value)
         # Stored for the subclass whose instance runs the method (a base's constructor building
         # what the subclass's hook returns), when that subclass is this module's, or the linted
@@ -1662,7 +1671,8 @@ class Interpreter:
                 # the read finds what the module holds: a buffer or parameter as converted, or what
                 # this call stored. (A plain cache rebuilt on one path is read as rebuilt.)
                 held = self._read_held(node, frame, name)
-                converted = self._attr_storage(frame.dispatch or frame.cls, name) in ("buffer", "parameter")
+                converted = key in frame.stored_on_flagged_paths \
+                    and self._attr_storage(frame.dispatch or frame.cls, name) in ("buffer", "parameter")
                 return merge(frame.env[key], held) if converted and held.is_tensor and frame.env[key].is_tensor \
                     else frame.env[key]
             return frame.env[key]
