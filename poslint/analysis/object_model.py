@@ -17,7 +17,7 @@ from poslint.analysis.subtrees import index_module, walk
 from poslint.analysis.torch_api import (ANNOTATION_KINDS, AUTOCAST_SIGNATURES, LINEAR_MODULES, CONSTRUCTION_ROOTS,
                                         CONVERSION_HOOKS, DEVICE_ATTRIBUTES, DTYPE_ATTRIBUTES, DTYPES, FULLY_SHARD,
                                         KEEP_FLOAT32_LISTS, MIXED_PRECISION_POLICIES, MODULE_REGISTRATIONS,
-                                        MODULE_TENSOR_DICTS,
+                                        MODULE_RETURNING_SELF, MODULE_TENSOR_DICTS,
                                         WIDENING_MODULE_CASTS, WIDENING_MODULE_MOVES)
 
 
@@ -663,6 +663,8 @@ class ModuleModel:
         if not isinstance(value, ast.Call):
             return ()
         func = value.func
+        if isinstance(func, ast.Attribute) and func.attr in MODULE_RETURNING_SELF and isinstance(func.value, ast.Call):
+            return self._built_classes(func.value)  # ``Fourier(n).to(dtype=torch.float32)``: the module itself
         if isinstance(func, ast.Name) and func.id in self.class_names:
             return (func.id,)
         if isinstance(func, ast.Name) and func.id in self._class_aliases():

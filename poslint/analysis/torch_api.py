@@ -190,6 +190,9 @@ MIXED_PRECISION_POLICIES = frozenset({"torch.distributed.fsdp.MixedPrecisionPoli
                                       "torch.distributed.fsdp._fully_shard.MixedPrecisionPolicy"})
 
 CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
+# nn.Module methods that return the module itself (``Fourier(n).to(dtype=torch.float32)``, ``.eval()``).
+MODULE_RETURNING_SELF = frozenset({"to", "half", "bfloat16", "float", "double", "type", "cuda", "cpu", "xpu",
+                                   "eval", "train", "requires_grad_", "apply", "to_empty", "zero_grad", "share_memory"})
 
 # Methods that run while a model is built, never in its forward: the constructor, and the weight
 # initialisation hooks that frameworks call once after it (transformers' post_init/_init_weights and
