@@ -143,6 +143,9 @@ EXPECTED = {
         # `from odit.models.dit import DiT` resolves in the folder above it, and calling the model
         # runs its forward, which the sampler never names.
         ("Open-DiT/odit/utils/sampling.py", 10, "POS101", "takes the activation dtype (latents.dtype)"),
+        # `from ..dit import timestep_embedding` two folders down: odit is a namespace package of
+        # the checkout's folder, so the relative import resolves.
+        ("Open-DiT/odit/models/heads/time_head.py", 15, "POS101", "(in Open-DiT/odit/models/dit.py"),
     ],
     "cycle": [
         ("cyc/freqs.py", 11, "POS101", "(cyc/positions.py:7)"),
@@ -356,7 +359,7 @@ MODULE_NAMES = {
     "instance_built": ["tickpkg", "embed", "solver", "TimeWave", "TimeConditioner", "conditions",
                        "conditions_float32"],
     "hyphen_checkout": ["odit", "models", "dit", "utils", "sampling", "DiT", "sample", "sample_float32",
-                        "timestep_embedding"],
+                        "timestep_embedding", "heads", "time_head", "TimeHead"],
     "callers_elsewhere": ["phasepkg", "tables", "model", "head", "sincos_table", "resized_sincos_table",
                           "passed_sincos_table", "construction_angles", "forward_angles", "table_for_forward",
                           "PatchEmbed", "Head"],

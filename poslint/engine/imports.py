@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import os
 import re
 import sys
@@ -81,6 +82,12 @@ def module_of(path: str, src_roots: Sequence[str]) -> Tuple[Optional[str], bool,
             pieces = pieces[:-1]
         if pieces and all(p.isidentifier() for p in pieces):
             return ".".join(pieces), is_package, root
+        # A checkout whose folder is no identifier (``My-Checkout/pkg/models/x.py``, no
+        # ``__init__.py``): its code runs from that folder, where ``pkg`` is a namespace package.
+        named = list(itertools.takewhile(str.isidentifier, reversed(pieces)))[::-1]
+        if pieces and len(named) > 1 and len(named) < len(pieces):
+            checkout = os.path.join(root, *pieces[:len(pieces) - len(named)])
+            return ".".join(named), is_package, checkout
     if not is_package:
         return stem, False, os.path.dirname(absolute)
     return None, False, None
