@@ -34,6 +34,7 @@ from poslint.analysis.lattice import (
     FP16_EXACT_UP_TO,
     ONE_VALUE_KEYS,
     FROZEN_PARAMETER,
+    IMAGINARY_MULTIPLE,
     LAYER_OUTPUT,
     MODULE_CONSTANT,
     PHASE,
@@ -2149,6 +2150,8 @@ class Interpreter:
         if isinstance(op, ast.Mult) and Sort.PYCOMPLEX in (left.sort, right.sort) and \
                 (left.has(Role.ANGLES) or right.has(Role.ANGLES)):
             value = value.with_(roles=value.roles | {Role.ROTARY_COMPLEX})
+        if isinstance(op, ast.Mult) and Sort.PYCOMPLEX in (left.sort, right.sort) and value.is_tensor:
+            value = value.with_(products=value.products | {IMAGINARY_MULTIPLE})
         if whole_extent is not None and value.origin is not None and value.origin.node is node:
             # isnan(x) * 2.0 takes the default dtype here, and holds 0 and 2: exactly
             value = value.with_(origin=replace(value.origin, exact=True))
@@ -3390,6 +3393,10 @@ class Interpreter:
             return self._creation(node, value, frame)
         if name in ("neg", "negative"):
             return negated(receiver)
+        if name == "exp" and receiver.is_complex and IMAGINARY_MULTIPLE in receiver.products:
+            # exp(1j * band * w): cos + i sin of the product, whichever operand the unit multiplied first
+            self._mark_rotary(receiver, "cos")
+            self._mark_rotary(receiver, "sin")
         if name == "exp" and receiver.is_complex and receiver.has(Role.ANGLES):
             return receiver.with_(roles=frozenset({Role.ROTARY_COMPLEX}))  # exp(1j * angles)
         if name in ("pow", "float_power"):

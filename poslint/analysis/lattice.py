@@ -94,6 +94,9 @@ WIDE_RANDOM_DRAW = (-3, -3, -3, -3)
 # In ``Value.products``: the output of a layer that maps activations (an ``nn.Linear`` wider than
 # coordinates): features of the tokens, never their positions.
 LAYER_OUTPUT = (-9, -9, -9, -9)
+# In ``Value.products``: a tensor times a Python complex number (``-1j * f * w``): its exponential is
+# a rotation, ``cos + i sin`` of what multiplies the imaginary unit.
+IMAGINARY_MULTIPLE = (-10, -10, -10, -10)
 
 
 class Sort(enum.Enum):
