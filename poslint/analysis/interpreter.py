@@ -135,13 +135,16 @@ class Frame:
     # is what a lazy rebuild always runs from forward, whose own test already lies past that length.
     stored_on_flagged_paths: Set[str] = field(default_factory=set)
     loop_depth: int = 0
+    # Called (directly or not) from construction-only code, though the function itself may also run
+    # later (a ``tmp_store(name, value)`` helper that ``__init__`` and ``forward`` both call).
+    at_construction: bool = False
     # The class ``self`` is an instance of, when a subclass runs an inherited method (its
     # overrides are what ``self.method()`` calls there).
     dispatch: Optional[ClassInfo] = None
 
     def site(self) -> Site:
-        return Site(self.function.qual if self.function else None, self.runtime, self.autocast_off,
-                    self.function.phase_known if self.function else True)
+        return Site(self.function.qual if self.function else None, self.runtime and not self.at_construction,
+                    self.autocast_off, self.function.phase_known if self.function else True)
 
     @property
     def cls(self) -> Optional[ClassInfo]:
@@ -639,8 +642,9 @@ class Interpreter:
         if runtime and (caller is None or caller.runtime):
             self.analyzed_after_construction.add(id(fn))
         incoming = _stored_on_self(caller.env) if on_self else (handed or {})
+        at_construction = caller is not None and (not caller.runtime or caller.at_construction)
         key = (id(fn), tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
-               autocast_off, default, standalone, dispatch.name if dispatch else None,
+               autocast_off, default, standalone, at_construction, dispatch.name if dispatch else None,
                tuple(sorted(incoming.items(), key=lambda kv: kv[0])),
                self_value.payload_key if self_value is not None and self_value.sort is Sort.INSTANCE else None)
         if key in self.memo:
@@ -660,8 +664,8 @@ class Interpreter:
         # builds (an absolute bias) is not merged into what the other does (a relative one).
         flag = _unsettled_flag(fn, env) if fn.cls is None else None
         variants = [env] if flag is None else [{**env, flag: TRUE_CONSTANT}, {**env, flag: FALSE_CONSTANT}]
-        frames = [Frame(fn, variant, runtime=runtime, autocast_off=autocast_off, default=default, dispatch=dispatch)
-                  for variant in variants]
+        frames = [Frame(fn, variant, runtime=runtime, autocast_off=autocast_off, default=default, dispatch=dispatch,
+                        at_construction=at_construction) for variant in variants]
         self.stack.append(fn)
         try:
             for frame in frames:
@@ -1377,7 +1381,7 @@ class Interpreter:
     def store_attr(self, frame: Frame, attr: str, storage: str, value: Value, node: ast.AST,
                    value_node: Optional[ast.AST], name_node: Optional[ast.AST] = None, written: bool = False) -> None:
         cls = frame.cls
-        if not frame.runtime and storage != "plain":
+        if (not frame.runtime or frame.at_construction) and storage != "plain":
             # ``register_buffer("freqs_cis", None)``: nothing there until forward fills it.
             empty = value.payload_key == ("const", None)
             (self.empty_at_construction if empty else self.built_at_construction).add((cls.name, attr))
