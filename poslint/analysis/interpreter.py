@@ -3097,7 +3097,8 @@ class Interpreter:
             return Value(sort=Sort.TUPLE, payload=outs, payload_key=outs)
         if name in ("chunk", "split", "unbind"):
             base = args[0] if args else UNKNOWN
-            outs = (base, base)
+            part = _split_part(name, base, args[1:], kwargs)
+            outs = (part, part)
             return Value(sort=Sort.TUPLE, payload=outs, payload_key=outs)
         if name == "where" and len(args) >= 3:
             return merge(args[1], args[2])
@@ -3472,7 +3473,8 @@ class Interpreter:
                 return receiver.with_(roles=receiver.roles - {Role.POSITIONS}, ndim=1, axis=None, thin=None)
             return receiver.with_(ndim=1, axis=-1, thin=True)
         if name in ("chunk", "split", "unbind"):
-            outs = (receiver, receiver)
+            part = _split_part(name, receiver, args, kwargs)
+            outs = (part, part)
             return Value(sort=Sort.TUPLE, payload=outs, payload_key=outs)
         if name in ("size", "numel", "dim", "item") and not receiver.has(Role.POSITIONS):
             return Value(sort=Sort.PYINT)
@@ -4558,6 +4560,19 @@ def _only_slices(index: ast.AST) -> bool:
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
     return all(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value in (None, Ellipsis))
                for p in parts)
+
+
+def _split_part(name: str, whole: Value, args: Sequence[Value], kwargs: Dict[str, Value]) -> Value:
+    """A part of ``whole`` that ``chunk``/``split``/``unbind`` hands back: each is ``whole`` (a table
+    split into sections keeps its trace), but for single columns of the last axis
+    (``boxes.split(1, dim=-1)``, ``unbind(-1)``): the fields of a record (a box's angle) say
+    nothing of what the other columns came from."""
+    dim = kwargs.get("dim", args[0] if name == "unbind" and args else args[1] if len(args) > 1 else None)
+    size = None if name == "unbind" else args[0] if args else kwargs.get("split_size_or_sections",
+                                                                          kwargs.get("split_size"))
+    last = dim is not None and _const_number(dim) == -1
+    columns = name == "unbind" or (name == "split" and size is not None and _const_number(size) == 1)
+    return whole.with_(recent=frozenset()) if last and columns and whole.is_tensor else whole
 
 
 def _selects_a_column(index: Value) -> bool:
