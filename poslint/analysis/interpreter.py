@@ -1614,8 +1614,8 @@ class Interpreter:
         return None
 
     def _own_class(self, value: Value, frame: Frame) -> Optional[ClassInfo]:
-        """The class ``value`` names when it is the running method's own (``Rotary``, ``cls``,
-        ``type(self)``) or one of its bases, else None."""
+        """The class ``value`` names when it is the running method's own (``Rotary``, a
+        classmethod's ``cls``) or one of its bases, else None."""
         if value.sort is Sort.CALLABLE and isinstance(value.payload, ClassInfo) \
                 and any(c is value.payload for c in frame.cls.mro()):
             return value.payload

@@ -317,8 +317,8 @@ class ProjectFiles:
         * a class one of whose methods the file names (any identifier of its text: ``__init__``
           for ``super().__init__``, ``post_init``...) or runs unnamed (``__init__``: ``Model(cfg)``
           builds an instance; ``forward`` and ``__call__``: ``model(x)`` calls one), or its class
-          body, or what those methods read on
-          ``self``, passes or mentions such a name; the same for its bases;
+          body, or what those methods read on ``self``, passes or mentions such a name; the same
+          for its bases;
         * a project module (``import a.b``, or a submodule from its package) whose text passes.
 
         Sound for what the analysis follows: a role is born only in code whose text has the
