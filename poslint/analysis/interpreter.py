@@ -1317,7 +1317,14 @@ class Interpreter:
                 else:
                     self.write_into_attr(frame, base, value, target, value_node)
             elif isinstance(base, ast.Name) and base.id in frame.env:
+                toeplitz = value.has(Role.POSITIONS) and _shifted_per_row(target, value_node)
+                if toeplitz:
+                    # ``table[i, :i + 1] = ramp[-(i + 1):]``: row i holds the grid shifted by i, key - query
+                    value = value.with_(relative=True)
                 self.write_into_local(frame, base, value, target, value_node)
+                held = frame.env[base.id]
+                if toeplitz and held.origin is not None:  # rounded into the table already relative
+                    frame.env[base.id] = held.with_(origin=replace(held.origin, relative=True))
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, frame, None)
 
@@ -4560,6 +4567,16 @@ def _only_slices(index: ast.AST) -> bool:
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
     return all(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value in (None, Ellipsis))
                for p in parts)
+
+
+def _shifted_per_row(target: ast.Subscript, value_node: Optional[ast.AST]) -> bool:
+    """Whether ``target[i, ...] = grid[... i ...]`` writes into row ``i`` a slice of a grid that
+    starts or ends at ``i`` (a Toeplitz fill, row by row): each row the grid shifted by its index."""
+    index = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+    row = index[0] if index and isinstance(index[0], ast.Name) else None
+    if row is None or not isinstance(value_node, ast.Subscript):
+        return False
+    return any(isinstance(n, ast.Name) and n.id == row.id for n in ast.walk(value_node.slice))
 
 
 def _split_part(name: str, whole: Value, args: Sequence[Value], kwargs: Dict[str, Value]) -> Value:
