@@ -4570,13 +4570,20 @@ def _only_slices(index: ast.AST) -> bool:
 
 
 def _shifted_per_row(target: ast.Subscript, value_node: Optional[ast.AST]) -> bool:
-    """Whether ``target[i, ...] = grid[... i ...]`` writes into row ``i`` a slice of a grid that
-    starts or ends at ``i`` (a Toeplitz fill, row by row): each row the grid shifted by its index."""
+    """Whether ``target[i, ...] = grid[start(i):]`` writes into row ``i`` a window of a grid whose
+    start moves with ``i`` (a Toeplitz fill, row by row): each row the grid shifted by its index.
+    (Not ``grid[:i + 1]`` or ``grid[i, :i + 1]``: the same start for every row, absolute values.)"""
     index = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
     row = index[0] if index and isinstance(index[0], ast.Name) else None
     if row is None or not isinstance(value_node, ast.Subscript):
         return False
-    return any(isinstance(n, ast.Name) and n.id == row.id for n in ast.walk(value_node.slice))
+
+    def uses_row(node: Optional[ast.AST]) -> bool:
+        return node is not None and any(isinstance(n, ast.Name) and n.id == row.id for n in ast.walk(node))
+
+    source = value_node.slice.elts if isinstance(value_node.slice, ast.Tuple) else [value_node.slice]
+    return any(isinstance(part, ast.Slice) and uses_row(part.lower) for part in source) \
+        and not any(not isinstance(part, ast.Slice) and uses_row(part) for part in source)
 
 
 def _split_part(name: str, whole: Value, args: Sequence[Value], kwargs: Dict[str, Value]) -> Value:
