@@ -142,7 +142,7 @@ def test_every_entry_says_what_source_it_was_checked_against():
         assert summary.effect in ("preserves", "returns-last", "applies-rotary", "rope-init", "rope-init-table",
                                   "multiplies", "contracts", "integrates", "alibi-builder", "embeds-timesteps",
                                   "timestep-embedder", "timesteps-embedder", "rotary-module", "either-argument", "attention-bias",
-                                  "denoiser-model"), qual
+                                  "denoiser-model", "calls-hooks"), qual
         assert any(ch.isdigit() for ch in summary.checked) and ".py" in summary.checked, qual
 
 
@@ -248,3 +248,32 @@ def test_a_diffusers_model_takes_the_time_at_its_own_position(cls, call, found):
     source = DENOISER.format(where="diffusers", cls=cls, build="from_pretrained", keyword="timestep")
     source = source.replace("model(latents, timestep=time, encoder_hidden_states=text)", call)
     assert codes(source.replace("def step(latents, sigma, text):", "def step(latents, sigma, text, inputs):")) == found
+
+
+CACHE_HOOK = """
+import torch
+from transformers.models.{module} import {base}
+
+
+class Stretched({base}):
+{forward}
+    def _set_cos_sin_cache(self, seq_len, device, dtype):
+        self.max_seq_len_cached = seq_len
+        t = torch.arange(seq_len, device=device, dtype=self.inv_freq.dtype) / 2
+        freqs = torch.outer(t, self.inv_freq.float())
+        self.register_buffer("cos_cached", freqs.cos().to(dtype), persistent=False)
+"""
+OWN_FORWARD = """
+    def forward(self, x, seq_len=None):
+        return self.cos_cached[:seq_len].to(x.dtype)
+"""
+
+
+@pytest.mark.parametrize("module, base", [("llama.modeling_llama", "LlamaRotaryEmbedding"),
+                                          ("gpt_neox.modeling_gpt_neox", "GPTNeoXDynamicNTKScalingRotaryEmbedding"),
+                                          ("qwen2.modeling_qwen2", "Qwen2RotaryEmbedding")])
+def test_an_old_transformers_rotary_calls_its_cache_hook_from_forward(module, base):
+    # Its forward rebuilds the cache after model.to(): positions in the converted buffer's dtype,
+    # the buffer upcast at use; an own forward that replaces the base's leaves construction only.
+    assert codes(CACHE_HOOK.format(module=module, base=base, forward="")) == ["POS101", "POS106"]
+    assert codes(CACHE_HOOK.format(module=module, base=base, forward=OWN_FORWARD)) == []

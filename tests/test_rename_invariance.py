@@ -19,7 +19,7 @@ import keyword
 import re
 import tokenize
 from pathlib import Path
-from typing import Dict, Set, Tuple
+from typing import Dict, List, Set, Tuple
 
 import pytest
 
@@ -76,18 +76,40 @@ def rename_map(source: str) -> Dict[str, str]:
 
 
 def _overrides_of_libraries(tree: ast.Module) -> Set[str]:
-    """Methods of classes that subclass a third-party class (not torch's): they override the library's
-    API by its names, which a renaming of this file cannot change."""
+    """Methods of classes that subclass a third-party class (not torch's), directly or through a class
+    of this file: they override the library's API by its names, which a renaming of this file cannot
+    change. So do the attributes such a class reads from ``self`` and no class of its line assigns:
+    the library base holds them (transformers' rotaries' ``inv_freq``)."""
     foreign = {(a.asname or a.name).split(".")[0] for node in ast.walk(tree)
                if isinstance(node, (ast.Import, ast.ImportFrom))
                and ((node.module or "") if isinstance(node, ast.ImportFrom) else node.names[0].name)
                .split(".")[0] not in ("torch", "")
                for a in node.names}
+    classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+
+    def line(cls: ast.ClassDef) -> List[ast.ClassDef]:
+        found = [cls]
+        for base in cls.bases:
+            if isinstance(base, ast.Name) and base.id in classes and classes[base.id] is not cls:
+                found += line(classes[base.id])
+        return found
+
+    def self_attrs(cls: ast.ClassDef, ctx: type) -> Set[str]:
+        return {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ctx)
+                and isinstance(n.value, ast.Name) and n.value.id == "self"}
+
     overrides = set()
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
-        roots = {b.id if isinstance(b, ast.Name) else None for b in cls.bases}
-        if roots & foreign:
-            overrides |= {item.name for item in cls.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for cls in classes.values():
+        ancestry = line(cls)
+        if not any(isinstance(b, ast.Name) and b.id in foreign for c in ancestry for b in c.bases):
+            continue
+        overrides |= {item.name for item in cls.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        assigned = set().union(*(self_attrs(c, ast.Store) for c in ancestry)) | {
+            n.args[0].value for c in ancestry for n in ast.walk(c) if isinstance(n, ast.Call) and n.args
+            and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer"
+            and isinstance(n.args[0], ast.Constant)}
+        overrides |= self_attrs(cls, ast.Load) - assigned - {m.name for c in ancestry for m in c.body
+                                                           if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
     return overrides
 
 

@@ -1709,6 +1709,9 @@ class Interpreter:
                 inherited = self._library_rotary_member(node, name)
                 if inherited is not None:
                     return inherited
+            inherited = self._library_base_buffer(frame.dispatch or cls, node, name, frame)
+            if inherited is not None:
+                return inherited
             if held_names(cls, name) & LINEAR_MODULES:  # (the first round: its inputs are not known yet)
                 return _linear_module(None)
             return _held_instance(lookup_instances(cls, name, self.classes))
@@ -1738,6 +1741,18 @@ class Interpreter:
             method = None if name == "forward" else name
             return Value(sort=Sort.CALLABLE, payload=_LibraryRotary(method, "self"),
                          payload_key=("library rotary", name, "self"))
+        return None
+
+    def _library_base_buffer(self, cls: ClassInfo, node: ast.AST, name: str, frame: Frame) -> Optional[Value]:
+        """A float32 frequency buffer that a library base registers at construction (the
+        ``inv_freq`` of transformers' 4.37 rotaries), as ``module.to()`` leaves it where it is read."""
+        for owner in cls.mro():
+            for base in owner.base_nodes if owner.home is self else ():
+                summary = LIBRARY.get(self.names.qualname(base) or "")
+                if summary is not None and name in summary.buffers:
+                    origin = Origin.at(node, f"buffer '{name}' of the library's rotary", Prec.F32)
+                    return self._held(cls, name, node, frame, "buffer",
+                                      tensor(Prec.F32, origin, roles=frozenset({Role.FREQS})), own=False)
         return None
 
     def _library_positions(self, call: ast.Call, args: Sequence[Value], kwargs: Dict[str, Value],

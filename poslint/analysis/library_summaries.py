@@ -41,12 +41,15 @@ Effects:
   ``rotate_queries_or_keys(t)``, ``rotate_queries_and_keys(q, k)`` and
   ``rotate_queries_with_cached_keys(q, k)`` make the positions with an ``arange`` in the dtype of
   ``t`` (of ``q``), then cast them to the frequencies' dtype; called on positions, it casts them so.
+* ``calls-hooks``: a base class whose methods call methods its subclasses override:
+  ``hooks`` lists (base method, whether it runs after construction, the hook it calls);
+  ``buffers`` names the float32 frequency buffers its constructor registers.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,8 @@ class LibrarySummary:
     effect: str
     checked: str  # the library version and file the entry was checked against, and what it showed
     time_position: Optional[int] = None  # a denoiser-model's: where its forward takes the time positionally
+    hooks: Tuple[Tuple[str, bool, str], ...] = ()  # a calls-hooks base's
+    buffers: Tuple[str, ...] = ()  # a calls-hooks base's
 
 
 _EINOPS = "einops 0.8.2, einops/einops.py: a reshape/permute/expand of the backend tensor, no dtype argument"
@@ -93,6 +98,10 @@ _ROTARY_DEFAULT = ("rotary-embedding-torch 0.8.6 and 0.9.1, rotary_embedding_tor
 _XFORMERS_BIAS = ("xformers 0.0.28, xformers/ops/fmha/attn_bias.py: LowerTriangularMaskWithTensorBias(bias) is a "
                   "causal mask whose materialize() adds the bias tensor to the attention scores")
 
+_CACHE_HOOK = ("transformers 4.37.2, transformers/models/{}: __init__ registers inv_freq in float32 (`.float()`) "
+               "and calls self._set_cos_sin_cache(max_position_embeddings, ..., torch.get_default_dtype()); "
+               "forward(x, seq_len) calls it again with x.dtype when seq_len passes the cached length "
+               "(the classes of 4.38 and later have no such hook)")
 _DENOISERS = ("diffusers 0.42.1, diffusers/models/{}.py: {}.forward takes the diffusion time as `timestep` (and a "
               "guidance scale as `guidance`, where it has one) and embeds it with a sinusoidal timestep embedding "
               "(Timesteps or get_timestep_embedding, directly or through a combined or AdaLayerNorm embedding)")
@@ -178,6 +187,20 @@ DIFFUSERS_DENOISERS: Dict[str, Dict[str, int]] = {
     "unets.unet_motion_model": {"UNetMotionModel": 1},
     "unets.unet_spatio_temporal_condition": {"UNetSpatioTemporalConditionModel": 1},
 }
+# transformers' rotary classes (4.37 and before) that call _set_cos_sin_cache from __init__ and forward.
+CACHE_HOOK_ROTARIES: Dict[str, Tuple[str, ...]] = {
+    "deprecated.open_llama.modeling_open_llama": ("OpenLlama",),
+    "falcon.modeling_falcon": ("Falcon",),
+    "gpt_neox.modeling_gpt_neox": ("GPTNeoX",),
+    "llama.modeling_llama": ("Llama",),
+    "persimmon.modeling_persimmon": ("Persimmon",),
+    "phi.modeling_phi": ("Phi",),
+}
+CACHE_HOOK_SINGLE = {"gpt_neox_japanese.modeling_gpt_neox_japanese": "RotaryEmbedding",
+                     "idefics.modeling_idefics": "IdeficsEmbedding",
+                     "mistral.modeling_mistral": "MistralRotaryEmbedding",
+                     "mixtral.modeling_mixtral": "MixtralRotaryEmbedding",
+                     "qwen2.modeling_qwen2": "Qwen2RotaryEmbedding"}
 # How a diffusers model is built besides calling its class.
 MODEL_LOADERS = ("from_pretrained", "from_config", "from_single_file")
 
@@ -195,8 +218,22 @@ def _denoiser_quals() -> Dict[str, "LibrarySummary"]:
     return found
 
 
+def _cache_hook_quals() -> Dict[str, "LibrarySummary"]:
+    """transformers' rotary classes whose ``__init__`` (at construction) and ``forward`` (after it)
+    call ``_set_cos_sin_cache``."""
+    classes = [(module, f"{prefix}{kind}RotaryEmbedding") for module, prefixes in CACHE_HOOK_ROTARIES.items()
+               for prefix in prefixes for kind in ("", "LinearScaling", "DynamicNTKScaling")]
+    classes += list(CACHE_HOOK_SINGLE.items())
+    hooks = (("__init__", False, "_set_cos_sin_cache"), ("forward", True, "_set_cos_sin_cache"))
+    return {f"transformers.models.{module}.{cls}": LibrarySummary(
+        "calls-hooks", _CACHE_HOOK.format(module.replace(".", "/") + ".py"), hooks=hooks,
+        buffers=("inv_freq",))
+        for module, cls in classes}
+
+
 LIBRARY: Dict[str, LibrarySummary] = {
     **_denoiser_quals(),
+    **_cache_hook_quals(),
     "typing.cast": LibrarySummary("returns-last", _TYPING),
     "einops.rearrange": LibrarySummary("preserves", _EINOPS),
     "einops.repeat": LibrarySummary("preserves", _EINOPS),

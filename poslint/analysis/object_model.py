@@ -13,6 +13,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from poslint.analysis.facts import WILDCARD, family_matches
 from poslint.analysis.lattice import Prec, Value
+from poslint.analysis.library_summaries import LIBRARY
 from poslint.analysis.subtrees import index_module, walk
 from poslint.analysis.torch_api import (ANNOTATION_KINDS, AUTOCAST_SIGNATURES, LINEAR_MODULES, CONSTRUCTION_ROOTS,
                                         CONVERSION_HOOKS, DEVICE_ATTRIBUTES, DTYPE_ATTRIBUTES, DTYPES, FULLY_SHARD,
@@ -82,7 +83,7 @@ class ClassInfo:
     # attr -> the names of the classes it may hold an instance of, for ``self.rotary = Rotary(...)``
     # (one) or ``self.rotary = build_rope(...)`` (each class the factory may return)
     instance_attrs: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
-    foreign_bases: List[str] = field(default_factory=list)
+    foreign_bases: List[str] = field(default_factory=list)  # qualified where the import says
     # Tensors that an override of ``_apply``/``to``/``half``... recomputes after a conversion.
     restored_attrs: Set[str] = field(default_factory=set)
     # Its tensors that a model's keep-in-float32 list names (ALL_ATTRS: every one), found where the
@@ -441,7 +442,7 @@ class ModuleModel:
                         not (self.names.qualname(node) or "").startswith("torch."):
                     # From a module we do not read, except torch: nn.Module calls no hook of its
                     # subclasses (but forward), so their uncalled methods are an API that callers run at any time.
-                    cls.foreign_bases.append(name)
+                    cls.foreign_bases.append(self.names.qualname(node) or name)
             cls.sealed = True
         self._keep_float32_listed()
         # Decorators defined here whose wrapper runs the function with autocast switched off.
@@ -761,6 +762,7 @@ class ModuleModel:
         roots = {"<module>", CALLED_ELSEWHERE_AT_CONSTRUCTION}
         roots |= {fn.qual for fn in all_fns if fn.name in CONSTRUCTION_ROOTS and fn.cls}
         roots |= self._calls_from_imported_bases()
+        roots |= self._calls_from_library_bases()
         if phases_elsewhere is not None:
             for fn in self.functions.values():
                 if not fn.callers:  # a free function this module never calls: maybe its package does
@@ -799,6 +801,24 @@ class ModuleModel:
                         cls.methods[attr].callers.add(caller)
                         if not method.runtime:
                             construction.add(caller)
+        return construction
+
+    def _calls_from_library_bases(self) -> Set[str]:
+        """A library base whose methods call hooks its subclasses override (LIBRARY's ``calls-hooks``):
+        record those callers of the overrides here, for each base method that runs on the class
+        (none here overrides it without calling ``super()``). Returns the ones that run only at construction."""
+        construction = set()
+        for cls in self.classes.values():
+            for qual in dict.fromkeys(q for c in cls.mro() for q in c.foreign_bases):
+                summary = LIBRARY.get(qual)
+                for method, runtime, hook in summary.hooks if summary is not None else ():
+                    override, target = cls.lookup_method(method), cls.lookup_method(hook)
+                    if target is None or (override is not None and not _extends(override, method)):
+                        continue
+                    caller = f"<{qual}.{method}>"
+                    target.callers.add(caller)
+                    if not runtime:
+                        construction.add(caller)
         return construction
 
     def phases_of_calls(self, qual: str) -> Optional[Set[bool]]:
@@ -1003,6 +1023,12 @@ def _is_main_guard(test: ast.AST) -> bool:
 
 # What an instantiation that unpacks ``**kwargs`` passes to a parameter it does not name: not a literal.
 UNPACKED_ARGUMENT = ast.Name(id="**kwargs", ctx=ast.Load())
+
+
+def _extends(override: FunctionInfo, method: str) -> bool:
+    """Whether an override calls the method it overrides (``super().m(...)``, ``Base.m(self, ...)``)."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method
+               and not is_self_attr(node.func) for node in walk(override.node))
 
 
 def _closed_under_callers(functions: List[FunctionInfo], construction: Set[str]) -> Set[str]:
