@@ -677,7 +677,18 @@ class ModuleModel:
             return self._factories().get(func.id, ())
         if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name):
             return tuple(dict.fromkeys(self._class_tables().get(func.value.id, ())))
+        if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Call) and not func.value.args \
+                and isinstance(func.value.func, ast.Name) and func.value.func.id == "globals":
+            return self._classes_named_in_strings()
         return ()
+
+    def _classes_named_in_strings(self) -> Tuple[str, ...]:
+        """``globals()[name]``: the module-level classes whose names a string of this module spells
+        (``model_type="SongUNet"``), the only names such a lookup can be given."""
+        spelled = {node.value for node in ast.walk(self.tree) if isinstance(node, ast.Constant)
+                   and isinstance(node.value, str)}
+        return tuple(stmt.name for stmt in flattened(self.tree.body)
+                     if isinstance(stmt, ast.ClassDef) and stmt.name in spelled)
 
     def factories_of(self, cls: str) -> List[str]:
         """The module-level functions of this file that may return an instance of ``cls``."""
