@@ -886,7 +886,21 @@ class ModuleModel:
         demo = self._demo_nodes()
         names = [cls.name] + [alias for alias, classes in self._class_aliases().items() if cls.name in classes]
         calls = [c for name in names for c in index_module(self.tree).calls_by_name.get(name, ()) if id(c) not in demo]
+        calls += [c for c in self._class_attribute_calls(cls.name) if id(c) not in demo]
         return _passed_by(init.node, [self._with_literal_keywords(c) for c in calls])
+
+    def _class_attribute_calls(self, name: str) -> List[ast.Call]:
+        """``self.<attr>(...)`` in the methods of this file's classes whose line binds the class
+        ``name`` in its body (``closure_model = Closure``): each builds an instance."""
+        calls = []
+        for holder in self.classes.values():
+            line = [c for c in holder.mro() if self.classes.get(c.name) is c]
+            attrs = {target.id for c in line for item in c.node.body if isinstance(item, ast.Assign)
+                     and isinstance(item.value, ast.Name) and item.value.id == name
+                     for target in item.targets if isinstance(target, ast.Name)}
+            calls += [node for c in line if attrs for method in c.methods.values() for node in walk(method.node)
+                      if isinstance(node, ast.Call) and is_self_attr(node.func) and node.func.attr in attrs]
+        return calls
 
     def _with_literal_keywords(self, call: ast.Call) -> ast.Call:
         """``call`` with ``**kw`` spelled out where ``kw`` is a local its function sets once to
