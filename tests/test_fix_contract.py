@@ -163,3 +163,16 @@ def test_matrix_product_with_positions_in_the_buffer_dtype_gets_no_frequency_fix
     for module in (original, fixed):
         angles = module.ReturnedAngles(64).to(torch.bfloat16)(ids)
         assert angles.dtype == torch.bfloat16
+
+
+def test_positions_whose_dtype_the_cos_sin_follow_out_get_no_fix(tmp_path):
+    original, fixed, text, result = _fixed("contract_cos_sin_follow_positions.py", tmp_path)
+    # `emb.to(t)` casts the features to the guidance's dtype: float32 guidance would make them
+    # float32, which the bf16 projection refuses. POS101 is reported with no fix.
+    assert "POS101" in result.output and "[*]" not in result.output
+    assert text == (MODELS / "contract_cos_sin_follow_positions.py").read_text(encoding="utf-8")
+    model = original.Guided().to(torch.bfloat16)
+    x = torch.randn(2, 32, dtype=torch.bfloat16)
+    assert original.denoise(model, x).dtype == torch.bfloat16
+    with pytest.raises(RuntimeError):
+        model(x, torch.full((2,), 3.5))  # what the float32 edit would hand it

@@ -121,6 +121,8 @@ class Cast:
     site: Site
     # Where the target dtype was chosen (``hidden.dtype``, ``torch.float16``), possibly in another module.
     target_node: Optional[ast.AST] = None
+    # For the dtype of a tensor (``.to(t)``, ``.to(t.dtype)``): the key of where that tensor's dtype was decided.
+    target_follows: Optional[Tuple[int, int, int, int]] = None
 
 
 @dataclass(frozen=True)
@@ -303,17 +305,26 @@ class ModuleFacts:
         callers give the product different precisions, a cast counts for the callers whose cos/sin
         have this product's precision (another caller's cast leaves this one's outputs as they are);
         ``here_only``: a cast in the product's own function only."""
+        home = self.enclosing_function(product.node)
+        # (a cast in the product's own function follows it in every call; one elsewhere, its caller's)
+        return any((cast.before.prec is product.result.prec and not here_only) or
+                   (home is not None and self.enclosing_function(cast.node) is home)
+                   for cast in self._trig_casts(product))
+
+    def cos_sin_cast_to_fixed(self, product: Product, fixed: ast.AST) -> bool:
+        """Whether a cos/sin of this product is cast to the dtype of a tensor whose dtype ``fixed``
+        decides (``emb.to(t)`` of the positions ``t``): a fix that makes them float32 changes it."""
+        return any(cast.target_follows == node_key(fixed) for cast in self._trig_casts(product))
+
+    def _trig_casts(self, product: Product) -> List["Cast"]:
+        """The casts of cos/sin computed from ``product``."""
         if self._cast_trig_products is None:  # read once the analysis is done: one pass over the casts
             self._cast_trig_products = {}
             for cast in self.casts:
                 if cast.before.has(Role.TRIG):
                     for key in cast.before.products:
                         self._cast_trig_products.setdefault(key, []).append(cast)
-        home = self.enclosing_function(product.node)
-        # (a cast in the product's own function follows it in every call; one elsewhere, its caller's)
-        return any((cast.before.prec is product.result.prec and not here_only) or
-                   (home is not None and self.enclosing_function(cast.node) is home)
-                   for cast in self._cast_trig_products.get(node_key(product.node), ()))
+        return self._cast_trig_products.get(node_key(product.node), [])
 
     def origins(self) -> "OriginIndex":
         """Where values with each origin (by the key of where their dtype was decided) went: read

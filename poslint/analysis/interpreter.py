@@ -24,7 +24,7 @@ import sys
 import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.facts import (WILDCARD, AttrRead, Borrowed, Cast, Creation, Handoff, ModuleFacts, Product, Site,
                                     Store, Trig, family_matches, node_key)
@@ -66,7 +66,7 @@ from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_state, negated, operand_identity, power_role, sign_of,
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
-from poslint.analysis.torch_api import (TORCH_MODULE_BASES, IN_PLACE_ELEMENTWISE, BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
+from poslint.analysis.torch_api import (TORCH_MODULE_BASES, MODULE_RETURNING_SELF, IN_PLACE_ELEMENTWISE, BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, PARAMETER_CONTAINERS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_AVAILABILITY, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
@@ -141,6 +141,9 @@ class Frame:
     # The class ``self`` is an instance of, when a subclass runs an inherited method (its
     # overrides are what ``self.method()`` calls there).
     dispatch: Optional[ClassInfo] = None
+    # Parameters a run on its own bound to their defaults: a caller may pass any other value, so
+    # a default stands for the range of the code, not for one exact value (``guidance=4.0``).
+    defaulted: FrozenSet[str] = frozenset()
 
     def site(self) -> Site:
         return Site(self.function.qual if self.function else None, self.runtime and not self.at_construction,
@@ -160,6 +163,13 @@ class ConfigDefaults:
     """The literal defaults of the class a parameter is annotated with (attribute -> number)."""
 
     values: Dict[str, object]
+
+
+@dataclass(frozen=True, eq=False)
+class _ReturnsModule:
+    """``module.to(...)``, ``module.half()``...: nn.Module's methods that return the module itself."""
+
+    module: Value
 
 
 @dataclass(frozen=True, eq=False)
@@ -657,7 +667,7 @@ class Interpreter:
         self.analyzed.add(id(fn))
         self.analyzed_nodes.add(id(node))
         env: Dict[str, Value] = dict(fn.closure or {})
-        self._bind_params(fn, node.args, args, kwargs, env, standalone, dispatch, self_value)
+        defaulted = self._bind_params(fn, node.args, args, kwargs, env, standalone, dispatch, self_value)
         env.update(incoming)
         # A free function's flag that this call leaves unsettled (``build_bias(n, full=not causal)``)
         # is run once per value: each run settles every test of it alike, so what one branch
@@ -665,7 +675,7 @@ class Interpreter:
         flag = _unsettled_flag(fn, env) if fn.cls is None else None
         variants = [env] if flag is None else [{**env, flag: TRUE_CONSTANT}, {**env, flag: FALSE_CONSTANT}]
         frames = [Frame(fn, variant, runtime=runtime, autocast_off=autocast_off, default=default, dispatch=dispatch,
-                        at_construction=at_construction) for variant in variants]
+                        at_construction=at_construction, defaulted=defaulted) for variant in variants]
         self.stack.append(fn)
         try:
             for frame in frames:
@@ -695,7 +705,9 @@ class Interpreter:
         return result
 
     def _bind_params(self, fn: FunctionInfo, spec: ast.arguments, args, kwargs, env, standalone,
-                     dispatch: Optional[ClassInfo] = None, self_value: Optional[Value] = None) -> None:
+                     dispatch: Optional[ClassInfo] = None, self_value: Optional[Value] = None) -> FrozenSet[str]:
+        """Binds the parameters in ``env``; returns those bound to a default no caller settles."""
+        defaulted: Set[str] = set()
         positional = list(spec.posonlyargs) + list(spec.args)
         defaults = [None] * (len(positional) - len(spec.defaults)) + list(spec.defaults)
         if fn.cls is not None and positional and not is_static(fn.node):
@@ -737,6 +749,8 @@ class Interpreter:
             # A flag's default is only what a caller that leaves it gets: a function run on its
             # own, or called with ``**kwargs``, may get either value, so no branch on it is settled.
             unsure = standalone or UNPACKED_KEYWORDS in kwargs
+            if unsure:
+                defaulted.add(param.arg)
             return Value(sort=Sort.OTHER) if unsure and isinstance(value.payload_key, bool) else value
 
         for i, param in enumerate(positional):
@@ -755,6 +769,7 @@ class Interpreter:
             named = {a.arg for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)}
             extra = {k: v for k, v in kwargs.items() if k not in named and k != UNPACKED_KEYWORDS}
             env[spec.kwarg.arg] = _keywords(extra) if extra else UNKNOWN
+        return frozenset(defaulted)
 
     def _literal_arguments(self, passed: Sequence[Optional[ast.AST]], default: Optional[ast.AST],
                            frame: Frame, foreign: bool = False) -> Optional[Value]:
@@ -1743,6 +1758,13 @@ class Interpreter:
                          payload_key=("library rotary", name, "self"))
         return None
 
+    @staticmethod
+    def _defaulted_fill(call: ast.Call, frame: Frame) -> bool:
+        """``full(shape, g)`` with ``g`` a parameter bound to its default in a run on its own: the
+        default is one value of many a caller may pass (FLUX's ``guidance=4.0``, called with 3.5)."""
+        fill = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "fill_value"), None)
+        return isinstance(fill, ast.Name) and fill.id in frame.defaulted
+
     def _library_base_buffer(self, cls: ClassInfo, node: ast.AST, name: str, frame: Frame) -> Optional[Value]:
         """A float32 frequency buffer that a library base registers at construction (the
         ``inv_freq`` of transformers' 4.37 rotaries), as ``module.to()`` leaves it where it is read."""
@@ -1782,6 +1804,8 @@ class Interpreter:
         found = owner.payload.lookup_attr(node.attr)
         if found is not None:  # a submodule's buffer: ``self.rotary.inv_freq``
             return self._held(owner.payload, node.attr, node, frame, *found, own=False)
+        if node.attr in MODULE_RETURNING_SELF and self._torch_module_class(owner.payload):
+            return Value(sort=Sort.CALLABLE, payload=_ReturnsModule(owner), payload_key=("returns module", node.attr))
         return UNKNOWN
 
     def _held(self, cls: ClassInfo, name: str, node: ast.AST, frame: Frame, storage: str, value: Value,
@@ -1881,8 +1905,9 @@ class Interpreter:
         if owner.sort is Sort.TENSOR and owner.prec not in (Prec.UNKNOWN,):
             reason = f"the dtype of {_describe(owner, self.facts.source(owner_node))}"
             float16 = owner.prec is Prec.LOW and owner.origin is not None and owner.origin.float16
+            # (its payload: where the tensor's own dtype was decided, which a cast to it follows)
             return dtype_value(owner.prec, Origin.at(owner_node, reason, owner.prec, float16=float16),
-                               is_complex=owner.is_complex)
+                               is_complex=owner.is_complex).with_(payload=owner.origin)
         if owner.sort in (Sort.TENSOR, Sort.OTHER) and not is_self_attr(owner_node):
             src = self.facts.source(owner_node)
             if isinstance(owner_node, ast.Name) and owner_node.id in self._used_as_integers(frame.function):
@@ -2655,6 +2680,8 @@ class Interpreter:
                 return self.torch_function(key[1], node, args, kwargs, frame, callee)
         if isinstance(callee.payload, _MethodOf):
             return self.tensor_method(callee.payload.name, callee.payload.owner, node, args, kwargs, frame)
+        if isinstance(callee.payload, _ReturnsModule):
+            return callee.payload.module
         if isinstance(func, ast.Name) and func.id == "super":
             return Value(sort=Sort.OTHER)
         return UNKNOWN
@@ -3055,7 +3082,7 @@ class Interpreter:
                 return value.with_(payload_key="ones", payload=_literal_sides(args))
             if name == "zeros":
                 return value.with_(payload_key=ZEROS)
-            if name == "full" and _exact_fill(fill):
+            if name == "full" and _exact_fill(fill) and not self._defaulted_fill(node, frame):
                 return value.with_(payload_key=ONE_VALUE)
             return value
         if name in LIKE:
@@ -3635,7 +3662,8 @@ class Interpreter:
                 before, after = (v.with_(roles=v.roles | {Role.ANGLES}) for v in (before, after))
         if record and (before.roles or before.is_complex):
             self._record(Cast(node, receiver_node, before, after, frame.site(),
-                              target.origin.node if target.origin is not None else None),
+                              target.origin.node if target.origin is not None else None,
+                              target.payload.key if isinstance(target.payload, Origin) else None),
                          ("cast", node_key(node), before, after, frame.site()))
         return after
 

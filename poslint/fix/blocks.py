@@ -472,13 +472,16 @@ def float32_site_fix(facts: ModuleFacts, product, node: ast.AST, edits: List[Edi
     if product.op in SAME_DTYPE_PRODUCTS and not other.prec.is_float32_or_better:
         return None  # float32 @ a 16-bit operand is an error ("expected m1 and m2 to have the same dtype")
     cast_back: List[Edit] = []
-    if not facts.cos_sin_cast_after(product) and not other.prec.is_float32_or_better:
+    if facts.cos_sin_cast_to_fixed(product, node):
+        return None  # cos/sin follow the positions' dtype out (``emb.to(t)``): float32 ones would leave
+    kept = facts.cos_sin_cast_after(product)
+    if not kept and not other.prec.is_float32_or_better:
         dtype = original_dtype(facts, node)
         found = cast_trig_back(facts, product, dtype) if dtype else None
         if not found:
             return None
         cast_back = found
-    containers = _container_edits(facts, product, need_cast=not cast_back and not facts.cos_sin_cast_after(product))
+    containers = _container_edits(facts, product, need_cast=not cast_back and not kept)
     if containers is None:
         return None
     cast_back += containers

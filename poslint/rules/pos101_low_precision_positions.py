@@ -105,7 +105,8 @@ class LowPrecisionPositions(Rule):
     float32 already). Otherwise every cos/sin is cast back to the positions' original dtype
     (`.to(self.inv_freq.dtype)`, `.to(dtype)` for a caller's `dtype=`), and angles written into
     a tensor allocated in 16 bits get a float32 allocation; that fix is unsafe, as it assumes
-    the frequencies did not widen the original product. When a cos/sin is out of view there is
+    the frequencies did not widen the original product. When a cos/sin is out of view, or is
+    cast to the positions' own dtype (`emb.to(t)`, which would make it float32 too), there is
     no fix. Positions hard-coded to 16 bits (`.half()`, `dtype=torch.bfloat16`) change float32
     results when fixed, and checkpoints may have been trained with them: always unsafe.
     """
