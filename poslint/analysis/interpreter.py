@@ -1094,11 +1094,24 @@ class Interpreter:
             return None if answer is None else answer != negated
         if isinstance(test, ast.Compare):
             answer = _other_device_test(test)
+            if answer is None:
+                answer = self._tensor_is_none(test, frame)
             return None if answer is None else answer != negated
         if not ((isinstance(test, ast.Name) and test.id in frame.env) or (is_self_attr(test) and frame.cls)):
             return None
         key = self.eval(test, frame).payload_key
         return key != negated if isinstance(key, bool) else None
+
+    def _tensor_is_none(self, test: ast.Compare, frame: Frame) -> Optional[bool]:
+        """``t is None`` (``is not None``) of a local that holds a tensor on every path (a caller
+        passed one): False (True); None for any other test."""
+        if not (len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) and is_none(test.comparators[0])
+                and isinstance(test.left, ast.Name) and test.left.id in frame.env):
+            return None
+        held = frame.env[test.left.id]
+        if held.sort is not Sort.TENSOR or held.optional:
+            return None
+        return isinstance(test.ops[0], ast.IsNot)
 
     def _default_branch(self, test: ast.AST, frame: Frame) -> Optional[bool]:
         """The value of ``x is None`` (or ``is not None``) when ``x`` is a configuration field at its

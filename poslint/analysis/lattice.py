@@ -200,6 +200,8 @@ class Value:
     # "cos" or "sin": the value is that of something, whatever role the something has yet (the
     # first round knows no angles); ``cat([cos, sin], dim)`` tells the channel axis by it.
     periodic: Optional[str] = None
+    # A tensor on some paths only, None on the others (joined with None): ``t is None`` is open.
+    optional: bool = False
     # Anything the interpreter wants to carry: tuple elements, instance class, callee, dtype's Value.
     payload: Any = field(default=None, compare=False, hash=False)
     # Stable identity of the payload for hashing/memoisation.
@@ -384,7 +386,8 @@ def merge(a: Value, b: Value) -> Value:
                 # ``dim if dim > 0 else channels`` with ``dim=-1``: a sentinel on one path is not the
                 # size, nor its sign (a positive literal stays the estimate: a count's default).
                 return known.with_(roles=(known.roles | other.roles) - {Role.NEGATIVE}, payload_key=None)
-            return known.with_(roles=known.roles | other.roles)
+            return known.with_(roles=known.roles | other.roles,
+                               optional=known.optional or other.payload_key == ("const", None))
         if Sort.TENSOR in (a.sort, b.sort):
             a, b = (a, b) if a.sort is Sort.TENSOR else (b, a)
         else:
@@ -424,6 +427,7 @@ def merge(a: Value, b: Value) -> Value:
         # (fixed by the module's constants on every path, or not at all)
         products=(a.products | b.products) - ({MODULE_CONSTANT} - (a.products & b.products)),
         recent=a.recent | b.recent,
+        optional=a.optional or b.optional,
         payload=payload,
         payload_key=a.payload_key if same_key else None,
     )
