@@ -753,16 +753,25 @@ class Interpreter:
                 defaulted.add(param.arg)
             return Value(sort=Sort.OTHER) if unsure and isinstance(value.payload_key, bool) else value
 
+        def passed(param: ast.arg, value: Value) -> Value:
+            # ``denoise(load_model(), ...)`` into ``model: Flux``: a loader poslint cannot read
+            # hands over an instance of the class the parameter is annotated with.
+            if _is_opaque(value) and not value.roles and value.payload is None and param.annotation is not None:
+                cls = self._annotated_class(param.annotation)
+                if cls is not None and self._torch_module_class(cls):
+                    return Value(sort=Sort.INSTANCE, payload=cls, payload_key=cls.name)
+            return value
+
         for i, param in enumerate(positional):
             if i < len(args):
-                value = args[i]
+                value = passed(param, args[i])
             elif param.arg in kwargs:
-                value = kwargs[param.arg]
+                value = passed(param, kwargs[param.arg])
             else:
                 value = unpassed(param, defaults[i])
             env[param.arg] = value
         for param, default in zip(spec.kwonlyargs, spec.kw_defaults):
-            env[param.arg] = kwargs[param.arg] if param.arg in kwargs else unpassed(param, default)
+            env[param.arg] = passed(param, kwargs[param.arg]) if param.arg in kwargs else unpassed(param, default)
         if spec.vararg:
             env[spec.vararg.arg] = UNKNOWN
         if spec.kwarg:
