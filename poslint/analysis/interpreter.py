@@ -221,6 +221,14 @@ class _LibraryRotary:
     owner: Optional[str] = None
 
 
+@dataclass(frozen=True)
+class _TransformersRotary:
+    """An instance of one of transformers' rotary modules (library_summaries' ``hf-rotary``), by
+    the class's qualified name."""
+
+    qual: str
+
+
 # The methods of a ``rotary-module`` that rotate their first argument by positions made in its dtype.
 LIBRARY_ROTATING_METHODS = frozenset({"rotate_queries_or_keys", "rotate_queries_and_keys",
                                       "rotate_queries_with_cached_keys"})
@@ -2791,6 +2799,8 @@ class Interpreter:
             return self._library_positions(self._call_site, args, kwargs, frame)
         if isinstance(payload, _LibraryRotary) and args and isinstance(self._call_site, ast.Call):
             return self._library_rotation(self._call_site, payload, args[0], frame)
+        if isinstance(payload, _TransformersRotary) and isinstance(self._call_site, ast.Call):
+            return self._transformers_rotation(self._call_site, payload, args, kwargs, frame)
         if isinstance(payload, _TimestepEmbedder) and isinstance(self._call_site, ast.Call):
             call = self._call_site
             if payload.keywords:
@@ -2894,6 +2904,38 @@ class Interpreter:
         if angles is None:
             return UNKNOWN_TENSOR
         return Value(sort=Sort.TENSOR, prec=operand.prec, origin=operand.origin) if method is not None else angles
+
+    def _transformers_rotation(self, call: ast.Call, rotary: _TransformersRotary, args: Sequence[Value],
+                               kwargs: Dict[str, Value], frame: Frame) -> Value:
+        """``rotary(x, position_ids)`` of one of transformers' rotary modules: the float32 positions
+        times its ``inv_freq`` buffer upcast with ``.float()`` (which a conversion of the module that
+        holds it has rounded by forward, unless a keep-in-float32 list or a float32 conversion of
+        the project keeps it), into cos and sin returned in ``x``'s dtype. Called with a length
+        (``rotary(x, seq_len=n)``, 4.37's cached tables), nothing is known."""
+        positions = kwargs.get("position_ids", args[1] if len(args) > 1 else None)
+        if positions is None or not positions.is_tensor:
+            return UNKNOWN
+        reason = "buffer 'inv_freq' of transformers' rotary module"
+        upcast = Origin.at(call, f"the float32 upcast of {reason}", Prec.F32)
+        kept = self.model.kept_float32_imports.get(rotary.qual, set()) & {ALL_ATTRS, "inv_freq"}
+        rounded = Origin.at(call, reason, Prec.CONVERTED) \
+            if frame.runtime and not frame.at_construction and not kept else None
+        freqs = tensor(Prec.F32, upcast, rounded=rounded, roles=frozenset({Role.FREQS}))
+        target = dtype_value(Prec.F32, Origin.at(call, "float32 (the library's .float())", Prec.F32))
+        positions = self.cast(positions, target, call, call, frame, record=False)
+        positions = positions.with_(roles=positions.roles | {Role.POSITIONS})
+        marker = Value(recent=frozenset({node_key(call)}))
+        self._mark_rotary(marker, "cos")
+        self._mark_rotary(marker, "sin")
+        inner = Frame(frame.function, frame.env, frame.runtime, True, frame.default)
+        positions_node = next((k.value for k in call.keywords if k.arg == "position_ids"),
+                              call.args[1] if len(call.args) > 1 else call)
+        if self.product(call, "*", positions, positions_node, freqs, call.func, inner) is None:
+            return UNKNOWN
+        activations = args[0] if args else UNKNOWN
+        table = Value(sort=Sort.TENSOR, prec=activations.prec, origin=activations.origin) if activations.is_tensor \
+            else UNKNOWN_TENSOR
+        return Value(sort=Sort.TUPLE, payload=(table, table), payload_key=(table, table))
 
     def _embed_timesteps(self, call: ast.Call, timesteps: Sequence[Tuple[Value, ast.AST]], frame: Frame) -> None:
         """A library's sinusoidal embedding of each of ``timesteps`` (diffusers' ``Timesteps``; the
@@ -3218,6 +3260,9 @@ class Interpreter:
             return Value(sort=Sort.CALLABLE, payload=embedder, payload_key=embedder)
         if effect == "rotary-module":
             return Value(sort=Sort.OTHER, payload=_LibraryRotary(), payload_key=("library rotary", node_key(node)))
+        if effect == "hf-rotary":
+            rotary = _TransformersRotary(self.names.qualname(node.func) or "")
+            return Value(sort=Sort.OTHER, payload=rotary, payload_key=("hf rotary", node_key(node)))
         if effect in ("timestep-embedder", "timesteps-embedder"):
             embedder = _TimestepEmbedder(all_but_last=effect == "timesteps-embedder")
             return Value(sort=Sort.CALLABLE, payload=embedder, payload_key=embedder)

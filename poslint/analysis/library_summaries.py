@@ -41,9 +41,12 @@ Effects:
   ``rotate_queries_or_keys(t)``, ``rotate_queries_and_keys(q, k)`` and
   ``rotate_queries_with_cached_keys(q, k)`` make the positions with an ``arange`` in the dtype of
   ``t`` (of ``q``), then cast them to the frequencies' dtype; called on positions, it casts them so.
-* ``calls-hooks``: a base class whose methods call methods its subclasses override:
-  ``hooks`` lists (base method, whether it runs after construction, the hook it calls);
-  ``buffers`` names the float32 frequency buffers its constructor registers.
+* ``hf-rotary``: one of transformers' rotary modules. Subclassed, its methods call methods the
+  subclass overrides (``hooks``: base method, whether it runs after construction, the hook it
+  calls) and its constructor registers the float32 frequency buffers ``buffers``. Built and called
+  with ``(x, position_ids)`` (4.38 and later), it reads its ``inv_freq`` buffer upcast with
+  ``.float()`` into a matmul with the float32 positions under autocast off, and returns cos and
+  sin in ``x``'s dtype; called with ``(x, seq_len)`` (4.37 and before), it returns cached tables.
 """
 
 from __future__ import annotations
@@ -57,8 +60,8 @@ class LibrarySummary:
     effect: str
     checked: str  # the library version and file the entry was checked against, and what it showed
     time_position: Optional[int] = None  # a denoiser-model's: where its forward takes the time positionally
-    hooks: Tuple[Tuple[str, bool, str], ...] = ()  # a calls-hooks base's
-    buffers: Tuple[str, ...] = ()  # a calls-hooks base's
+    hooks: Tuple[Tuple[str, bool, str], ...] = ()  # an hf-rotary's
+    buffers: Tuple[str, ...] = ()  # an hf-rotary's
 
 
 _EINOPS = "einops 0.8.2, einops/einops.py: a reshape/permute/expand of the backend tensor, no dtype argument"
@@ -100,8 +103,10 @@ _XFORMERS_BIAS = ("xformers 0.0.28, xformers/ops/fmha/attn_bias.py: LowerTriangu
 
 _CACHE_HOOK = ("transformers 4.37.2, transformers/models/{}: __init__ registers inv_freq in float32 (`.float()`) "
                "and calls self._set_cos_sin_cache(max_position_embeddings, ..., torch.get_default_dtype()); "
-               "forward(x, seq_len) calls it again with x.dtype when seq_len passes the cached length "
-               "(the classes of 4.38 and later have no such hook)")
+               "forward(x, seq_len) calls it again with x.dtype when seq_len passes the cached length; "
+               "transformers 4.45.2 and 5.24.0: forward(x, position_ids) computes inv_freq[None, :, None].float() "
+               "@ position_ids[:, None, :].float() under torch.autocast(enabled=False) and returns "
+               "cos().to(x.dtype), sin().to(x.dtype) (the classes of 4.38 and later have no hook)")
 _DENOISERS = ("diffusers 0.42.1, diffusers/models/{}.py: {}.forward takes the diffusion time as `timestep` (and a "
               "guidance scale as `guidance`, where it has one) and embeds it with a sinusoidal timestep embedding "
               "(Timesteps or get_timestep_embedding, directly or through a combined or AdaLayerNorm embedding)")
@@ -226,7 +231,7 @@ def _cache_hook_quals() -> Dict[str, "LibrarySummary"]:
     classes += list(CACHE_HOOK_SINGLE.items())
     hooks = (("__init__", False, "_set_cos_sin_cache"), ("forward", True, "_set_cos_sin_cache"))
     return {f"transformers.models.{module}.{cls}": LibrarySummary(
-        "calls-hooks", _CACHE_HOOK.format(module.replace(".", "/") + ".py"), hooks=hooks,
+        "hf-rotary", _CACHE_HOOK.format(module.replace(".", "/") + ".py"), hooks=hooks,
         buffers=("inv_freq",))
         for module, cls in classes}
 
@@ -268,5 +273,5 @@ LIBRARY: Dict[str, LibrarySummary] = {
 # lets such a file through (see poslint.engine.prefilter).
 ROLE_WORDS = frozenset(qual.rsplit(".", 1)[-1].lower() for qual, summary in LIBRARY.items()
                        if summary.effect in ("rope-init", "rope-init-table", "alibi-builder", "embeds-timesteps",
-                                             "timestep-embedder", "timesteps-embedder", "rotary-module")) \
+                                             "timestep-embedder", "timesteps-embedder", "rotary-module", "hf-rotary")) \
     | frozenset(cls.lower() for classes in DIFFUSERS_DENOISERS.values() for cls in classes)

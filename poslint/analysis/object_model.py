@@ -815,7 +815,7 @@ class ModuleModel:
         return construction
 
     def _calls_from_library_bases(self) -> Set[str]:
-        """A library base whose methods call hooks its subclasses override (LIBRARY's ``calls-hooks``):
+        """A library base whose methods call hooks its subclasses override (LIBRARY's ``hf-rotary``):
         record those callers of the overrides here, for each base method that runs on the class
         (none here overrides it without calling ``super()``). Returns the ones that run only at construction."""
         construction = set()
