@@ -24,7 +24,10 @@ class RoundedFrequencyBuffer(Rule):
     non-strict list only for float16 loads), nor one of a module that the project converts to
     float32 after construction, or of a part of one (`self.decoder.to(device, dtype=torch.float32)`
     in a loader; a conversion in `__init__` is undone by a user's later one). The frequencies may
-    be read through a `@property`.
+    be read through a `@property`. A model that holds one of transformers' rotary modules and
+    calls it with position ids (`self.rotary(x, position_ids)`, as 4.38 and later take them) is
+    reported at that call: the library upcasts its own `inv_freq` buffer inside, after the
+    model's conversion rounded it (no fix: the read is the library's).
 
     Where the code gives the range (a literal grid, a configuration class's default such as
     `max_position_embeddings` or `image_size // patch_size`, a count bounded by an `assert`
