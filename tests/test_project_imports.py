@@ -67,6 +67,13 @@ EXPECTED = {
         # libs/ has no __init__.py either, between nspkg and the encoder package: the same.
         ("nspkg/libs/encoder/rope.py", 19, "POS106", "upcast at use"),
     ],
+    "module_elsewhere": [
+        # drive.py hands each sampler its network (`Sampler(transformer=Backbone())`, and through a
+        # local bound once, `net_cls = Backbone`): the time grids made in the converted parameters'
+        # dtype reach the network's sinusoid. Float32Sampler's float32 grid stays silent.
+        ("drvpkg/net.py", 40, "POS101", "the dtype of 'cond'"),
+        ("drvpkg/net.py", 53, "POS101", "next(self.parameters()).dtype"),
+    ],
     "flag_elsewhere": [
         # Built in attention.py with the flag off: only the legacy branch runs. attention.py imports
         # the classes under try/except ImportError and asserts they are not None: no other use.
@@ -338,6 +345,8 @@ MODULE_NAMES = {
     "learned_rotation": ["rotpkg", "identity", "base", "fast"],
     "two_hops": ["hoppkg", "bias", "attention", "block"],
     "flag_elsewhere": ["flagpkg", "rotary", "attention"],
+    "module_elsewhere": ["drvpkg", "net", "drive", "Sampler", "LoopSampler", "Float32Sampler", "Backbone",
+                         "TimeEmbed", "transformer", "net_cls", "build", "build_loop"],
     "cycle": ["cyc", "freqs", "positions"],
     "helper_twice": ["twicepkg", "emb", "model", "model_f32", "CombinedGuidance", "Timesteps", "Flux",
                      "get_timestep_embedding", "time_proj", "time_text_embed"],

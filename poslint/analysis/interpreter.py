@@ -60,7 +60,7 @@ from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, annotation_parts, bound_arguments,
                                            ALL_ATTRS, is_autocast_off_call, is_classmethod, is_plain_object, is_property, is_self_attr, is_static, literal_defaults,
                                            held_names, lookup_instances, parameter_attrs, parameter_kinds, registration_parts,
-                                           is_none, tail_name)
+                                           is_none, tail_name, HOST_BUILT)
 from poslint.analysis import series as series_ops
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
@@ -503,6 +503,14 @@ class Interpreter:
             return None
         return self.project.definition(qual)
 
+    def _project_class(self, qual: str) -> Optional[ClassInfo]:
+        """The class of the project named ``qual``: of this module, or one it can import."""
+        module, _, name = qual.rpartition(".")
+        if module == self.module_name and name in self.classes:
+            return self.classes[name]
+        found = self._imported(qual)
+        return found if isinstance(found, ClassInfo) else None
+
     def _imported_class(self, base: ast.AST) -> Optional[ClassInfo]:
         qual = self.names.qualname(base)
         found = self._imported(qual) if qual else None
@@ -735,7 +743,7 @@ class Interpreter:
         # flags (``Rotary(dim)`` in attention.py leaves ``pos_idx_in_fp32=True``): the same
         # settling wherever the class is instantiated.
         elsewhere = own_run and instantiated is None and fn.cls is not None and self.project is not None \
-            and bool(self.module_name) and _may_take_flags(fn.node, fn.cls.node)
+            and bool(self.module_name) and (_may_take_flags(fn.node, fn.cls.node) or _may_take_modules(fn.node, fn.cls.node))
         if elsewhere:
             instantiated = self.project.instantiations_elsewhere(self.module_name, fn.cls.name, fn.node)
 
@@ -747,8 +755,11 @@ class Interpreter:
                 if literal is not None and (not elsewhere or default is not None or
                                             isinstance(literal.payload_key, bool)):
                     return literal
-            if instantiated is not None and not elsewhere:
-                module = self._passed_module(instantiated.get(param.arg, ()), default_frame, default)
+            passed_nodes = instantiated.get(param.arg, ()) if instantiated is not None else ()
+            # (of another module's arguments, only those that build a class of this one are evaluated here)
+            if instantiated is not None and (not elsewhere or passed_nodes and all(
+                    getattr(node, HOST_BUILT, False) for node in passed_nodes)):
+                module = self._passed_module(passed_nodes, default_frame, default)
                 if module is not None:
                     return module
             if default is None:
@@ -817,6 +828,12 @@ class Interpreter:
                 continue
             if getattr(node, "lineno", None) is None:
                 return None  # a default left, or what ``**kwargs`` may pass
+            if getattr(node, HOST_BUILT, None):
+                built = self._project_class(getattr(node, HOST_BUILT))
+                if built is None or not self._torch_module_class(built):
+                    return None
+                modules.append(Value(sort=Sort.INSTANCE, payload=built, payload_key=built.name))
+                continue
             instance = self._own_instance_named(node)
             if instance is not None:
                 modules.append(instance)  # ``Rotator(self)``: the instantiating module itself
@@ -4953,6 +4970,20 @@ def _may_take_flags(init: ast.AST, cls: ast.ClassDef) -> bool:
         return isinstance(test, ast.Name) and test.id in required or is_self_attr(test) and test.attr in held
 
     return any(flags_in(node.test) for node in walk(cls) if isinstance(node, (ast.If, ast.IfExp, ast.While)))
+
+
+def _may_take_modules(init: ast.AST, cls: ast.ClassDef) -> bool:
+    """Whether a constructor keeps a required parameter in ``self.<attr>`` that the class calls
+    (``self.transformer = transformer``, then ``self.transformer(x, time=t)``): a module that the
+    package's instantiations hand in."""
+    spec = init.args
+    positional = [*spec.posonlyargs, *spec.args][1:]
+    required = {a.arg for a in positional[:len(positional) - len(spec.defaults)]}
+    required |= {a.arg for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is None}
+    held = {target.attr for stmt in walk(init) if isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, ast.Name) and stmt.value.id in required
+            for target in stmt.targets if is_self_attr(target)}
+    return any(isinstance(node, ast.Call) and is_self_attr(node.func) and node.func.attr in held for node in walk(cls))
 
 
 def _is_module(value: Value) -> bool:

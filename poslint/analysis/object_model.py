@@ -950,7 +950,38 @@ class ModuleModel:
                  and id(node) not in demo]
         if len(calls) < len(named):  # named otherwise too (or only in a demo)
             return None
-        return _passed_by(init, calls) if calls else {}
+        passed = _passed_by(init, calls) if calls else {}
+        return {param: [self._built_class(node) for node in nodes] for param, nodes in passed.items()} \
+            if passed is not None else None
+
+    def _built_class(self, node: Optional[ast.AST]) -> Optional[ast.AST]:
+        """A passed argument that builds a class this module imports or defines (``Sampler(
+        transformer=Backbone())`` in a driver): a call marked with the class's qualified name
+        (``HOST_BUILT``), which the module analysing the constructor resolves; any other as it is."""
+        if not isinstance(node, ast.Call):
+            return node
+        qual = self.names.qualname(node.func) or self._class_named_once(node.func)
+        if not qual or qual.startswith("torch."):
+            return node
+        built = ast.Call(func=node.func, args=[], keywords=[])
+        ast.copy_location(built, node)
+        setattr(built, HOST_BUILT, qual)
+        return built
+
+    def _class_named_once(self, name: ast.AST) -> Optional[str]:
+        """The qualified name of the class that a local of the function around ``name`` is bound to
+        once (``model_cls = DiT``), else None."""
+        if not isinstance(name, ast.Name):
+            return None
+        scope = max((f for f in walk(self.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and f.lineno <= name.lineno <= (f.end_lineno or f.lineno)),
+                    key=lambda f: f.lineno, default=None)
+        bound = [node.value for node in walk(scope) if isinstance(node, (ast.Assign, ast.AnnAssign))
+                 and any(isinstance(t, ast.Name) and t.id == name.id
+                         for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))] \
+            if scope is not None else []
+        return self.names.qualname(bound[0]) if len(bound) == 1 and isinstance(bound[0], (ast.Name, ast.Attribute)) \
+            else None
 
     def _demo_nodes(self) -> Set[int]:
         """The ids of the nodes under the module's ``if __name__ == "__main__":`` blocks."""
@@ -1048,6 +1079,11 @@ def _is_main_guard(test: ast.AST) -> bool:
 
 # What an instantiation that unpacks ``**kwargs`` passes to a parameter it does not name: not a literal.
 UNPACKED_ARGUMENT = ast.Name(id="**kwargs", ctx=ast.Load())
+
+
+# Marks an argument another module passes that builds a class, with the class's qualified name
+# (see ModuleModel._built_class): the one kind of another module's argument resolved elsewhere.
+HOST_BUILT = "poslint_host_built"
 
 
 def _extends(override: FunctionInfo, method: str) -> bool:
