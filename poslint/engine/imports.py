@@ -228,13 +228,18 @@ class ProjectFiles:
         """The other modules of ``module``'s top package that may use its ``name``: those that
         import the name from it, and those that import the module itself and mention the name
         (what the importer's analysis then finds is the answer). Sorted; none for a module
-        outside a package."""
+        outside a package (a folder with or without ``__init__.py``)."""
         top = module.partition(".")[0]
         init = self._locate(top)
-        if init is None or os.path.basename(init) != "__init__.py":
-            return []
+        if init is not None and os.path.basename(init) == "__init__.py":
+            directory = os.path.dirname(init)
+        else:  # a namespace package (a folder with no __init__.py, `core/vision_encoder/rope.py`)
+            directory = next((os.path.join(root, top) for root in self.roots
+                              if "." in module and init is None and os.path.isdir(os.path.join(root, top))), None)
+            if directory is None:
+                return []
         found = set()
-        for importer, path, names in self._imports_of(os.path.dirname(init), top, module):
+        for importer, path, names in self._imports_of(directory, top, module):
             if importer == module:
                 continue
             if names is not None:
