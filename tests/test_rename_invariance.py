@@ -153,7 +153,10 @@ def _kept_tokens(tree: ast.Module, mapping: Dict[str, str]) -> Set[Tuple[int, in
             # forward's parameters, renamed with them.
             held_here = (isinstance(func, ast.Name) and func.id in mapping) or (
                 isinstance(func, ast.Attribute) and func.attr in held_attrs and func.attr in mapping)
-            if target not in local_functions:
+            # ``partial(local_fn, dim=d)`` binds local_fn's parameters by keyword: renamed with them.
+            partial_of_local = target == "partial" and node.args and isinstance(node.args[0], ast.Name) \
+                and node.args[0].id in local_functions
+            if target not in local_functions and not partial_of_local:
                 kept |= {(k.lineno, k.col_offset) for k in node.keywords
                          if k.arg and not (held_here and k.arg in parameters)}
         if isinstance(node, ast.Attribute):

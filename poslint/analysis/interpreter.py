@@ -255,6 +255,18 @@ class _Partial:
     kwargs: Tuple[Tuple[str, Value], ...]
 
 
+def _rejected_by_partial(bound: "_Partial", positional: int) -> bool:
+    """Whether Python rejects a call of ``partial(fn, ..., name=v)`` whose positional arguments
+    reach ``name`` too (``TypeError: multiple values for argument``): the call runs nothing."""
+    fn = bound.callee.payload
+    if not isinstance(fn, FunctionInfo):
+        return False
+    spec = fn.node.args
+    names = [a.arg for a in (*spec.posonlyargs, *spec.args)]
+    filled = names[:len(bound.args) + positional]
+    return any(name in dict(bound.kwargs) for name in filled)
+
+
 def _partial(callee: Value, args: Sequence[Value], kwargs: Dict[str, Value]) -> Value:
     bound = tuple(sorted(kwargs.items(), key=lambda item: item[0]))
     return Value(sort=Sort.CALLABLE, payload=_Partial(callee, tuple(args), bound),
@@ -2706,6 +2718,8 @@ class Interpreter:
             bound = callee.payload
             if bound.args and not isinstance(bound.callee.payload, (FunctionInfo, tuple)):
                 return UNKNOWN  # a torch function reads its positional arguments from the call's syntax
+            if _rejected_by_partial(bound, len(args)):
+                return UNKNOWN
             return self._call_callee(bound.callee, node, [*bound.args, *args], {**dict(bound.kwargs), **kwargs},
                                      frame)
         if callee.payload_key == ("qual", "functools.partial") and args:
@@ -2781,6 +2795,8 @@ class Interpreter:
         bound method, or a module instance (its ``forward``); None for anything else."""
         payload, kwargs = callee.payload, kwargs or {}
         if isinstance(payload, _Partial):  # ``map(partial(fn, offset=o), xs)``
+            if _rejected_by_partial(payload, len(args)):
+                return UNKNOWN
             return self.call_value(payload.callee, [*payload.args, *args], frame, {**dict(payload.kwargs), **kwargs})
         if isinstance(payload, Either):
             results = [self.call_value(member, args, frame, kwargs) for member in payload.members]
