@@ -3275,7 +3275,10 @@ class Interpreter:
             state, state_node = args[1], node.args[1]
             times = self.cast(args[2], self.dtype_of(state, state_node, frame), node, node.args[2], frame)
             self.call_value(args[0], [times, state], frame)
-            return Value(sort=Sort.TENSOR, prec=state.prec, origin=state.origin) if state.is_tensor else UNKNOWN_TENSOR
+            # the states are the initial state's quantity carried along (CLEX's log-frequencies), as
+            # rounded as it was
+            return Value(sort=Sort.TENSOR, prec=state.prec, origin=state.origin, roles=state.roles,
+                         rounded=state.rounded) if state.is_tensor else UNKNOWN_TENSOR
         if effect == "attention-bias":
             if args:
                 self.sinks.reach_attention(args[0])
@@ -3631,6 +3634,10 @@ class Interpreter:
             self.sinks.reach_softmax(receiver)
         if name in PREDICATES:
             return _boolean(receiver)
+        if name == "log" and receiver.is_tensor and receiver.has(Role.FREQS):
+            # log-space frequencies (CLEX scales them there): ``exp`` makes them frequencies again,
+            # rounded where they were
+            return receiver.with_(roles=frozenset({Role.LOGARITHM}), recent=frozenset(), whole=False)
         if name in ROLE_KILLING:
             if receiver.is_tensor:  # (a square root or a sigmoid of whole numbers is not whole)
                 # (a clamped phase or random draw is still one: no positions in it)

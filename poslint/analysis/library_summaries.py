@@ -26,7 +26,8 @@ Effects:
   absolute positions that a running count of the mask gives (not relative to the query), cast to
   ``dtype`` and shaped ``[batch * heads, 1, keys]``;
 * ``integrates``: ``(func, y0, t)``: an ODE solver that calls ``func(t_k, y)`` with times of the grid
-  ``t`` cast to the state's dtype and states of ``y0``'s dtype, and returns states of that dtype;
+  ``t`` cast to the state's dtype and states of ``y0``'s dtype, and returns states of that dtype:
+  ``y0``'s quantity, carried along from it;
 * ``embeds-timesteps``: ``(timesteps, ...)``: the sinusoidal embedding of its first argument, as the
   positions of float32 frequencies into cos and sin (what was rounded before the call stays rounded);
 * ``timestep-embedder``: a module built by the call; called, it embeds its first argument so;

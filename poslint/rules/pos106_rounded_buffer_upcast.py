@@ -24,7 +24,8 @@ class RoundedFrequencyBuffer(Rule):
     non-strict list only for float16 loads), nor one of a module that the project converts to
     float32 after construction, or of a part of one (`self.decoder.to(device, dtype=torch.float32)`
     in a loader; a conversion in `__init__` is undone by a user's later one). The frequencies may
-    be read through a `@property`. A model that holds one of transformers' rotary modules and
+    be read through a `@property`, and scaled in log space (`exp(log(inv_freq.float()) - log(s))`,
+    or evolved there by an ODE solver, CLEX's continuous scaling): the rounding stays. A model that holds one of transformers' rotary modules and
     calls it with position ids (`self.rotary(x, position_ids)`, as 4.38 and later take them) is
     reported at that call: the library upcasts its own `inv_freq` buffer inside, after the
     model's conversion rounded it (no fix: the read is the library's).
