@@ -1657,6 +1657,8 @@ class Interpreter:
         if node.attr in ("T", "mT", "real", "imag", "data"):
             if node.attr in ("real", "imag"):
                 return owner.with_(is_complex=False)
+            if node.attr in ("T", "mT") and owner.is_tensor and owner.ndim != 1:  # (.T of a vector: itself)
+                return _swapped(owner, -2, -1) if node.attr == "mT" or owner.ndim == 2 else owner.with_(axis=None)
             return owner
         if owner.is_tensor or owner.sort is Sort.OTHER:
             if node.attr in ("shape", "ndim"):
@@ -3615,6 +3617,11 @@ class Interpreter:
         if name in ("unsqueeze", "view", "reshape", "expand", "squeeze", "flatten"):
             ndim, axis = _reshape_axes(name, receiver, node, frame, self)
             return receiver.with_(ndim=ndim, axis=axis, thin=False if name == "expand" else receiver.thin)
+        if name in ("t", "transpose", "swapaxes") and receiver.is_tensor:
+            dims = [_const_int(a) for a in node.args] if name != "t" else [0, 1]
+            if len(dims) == 2 and None not in dims:
+                return _swapped(receiver, dims[0], dims[1])
+            return receiver.with_(axis=None)
         if name in ("repeat", "expand_as", "broadcast_to", "tile"):
             return receiver.with_(thin=False)
         if name == "diagonal" and receiver.has(Role.BIAS):
@@ -3634,6 +3641,11 @@ class Interpreter:
             self.sinks.reach_softmax(receiver)
         if name in PREDICATES:
             return _boolean(receiver)
+        if name in ("clamp", "clip", "clamp_") and receiver.is_tensor and receiver.relative \
+                and receiver.has(Role.POSITIONS):
+            # key - query distances clamped (``clamp(q - k, min=0)``: future keys at zero, or a
+            # window's bound): distances still, each one as rounded as it was
+            return receiver
         if name == "log" and receiver.is_tensor and receiver.has(Role.FREQS):
             # log-space frequencies (CLEX scales them there): ``exp`` makes them frequencies again,
             # rounded where they were
@@ -4848,6 +4860,17 @@ def _broadcast_axes(a: Value, b: Value) -> Tuple[Optional[int], Optional[int]]:
     if other.is_tensor and other.ndim is not None and other.ndim > grid.ndim:
         return other.ndim, grid.axis
     return grid.ndim, grid.axis
+
+
+def _swapped(value: Value, first: int, second: int) -> Value:
+    """``value`` with two of its dims swapped (``row.T``, ``row.transpose(0, 1)``): a grid varying
+    along one of them varies along the other now (a row of key positions becomes a column, the
+    queries' axis)."""
+    if value.ndim is None or value.axis is None:
+        return value.with_(axis=None) if value.axis is not None else value
+    first, second, vary = (d % value.ndim for d in (first, second, value.axis))
+    vary = second if vary == first else first if vary == second else vary
+    return value.with_(axis=vary - value.ndim)
 
 
 def _reshape_axes(name: str, value: Value, node: ast.Call, frame: Frame, interp) -> Tuple[Optional[int], Optional[int]]:

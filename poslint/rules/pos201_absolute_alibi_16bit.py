@@ -14,7 +14,9 @@ class AbsoluteAlibi16Bit(Rule):
     in a registered buffer (which `model.to(torch.bfloat16)` converts), or computed in the
     default dtype. Relative biases (key - query, zero on the diagonal) stay silent, whatever
     their dtype, however the difference is written (`k[None, :] - q[:, None]`, or GPT-NeoX's
-    `rows + arange(0, -S, -1)`, a sum with the keys' positions negated); a bias measured from the last key (`key - (S - 1)`) is absolute, and so is a
+    `rows + arange(0, -S, -1)`, a sum with the keys' positions negated, or a row of positions
+    and its transpose, `abs(row.T - row)`; clamped at zero, `clamp(q - k, min=0)`, it stays
+    relative); a bias measured from the last key (`key - (S - 1)`) is absolute, and so is a
     relative one shifted by an offset that bfloat16 may not hold (`key - query + (S - 1)`, the
     "inverted" form): its diagonal moves to that offset. A shift by a literal up to 256 keeps it
     relative. A bias already made in 16 bits (Falcon's bfloat16 slopes times absolute positions)
