@@ -2145,10 +2145,14 @@ class Interpreter:
         over_wavelengths = _over_wavelength_operands(op, left, right)
         if over_wavelengths:
             self._note_operands(node_key(node), left, left_node, right, right_node, frame)
+        counter_over_wavelengths = isinstance(op, ast.Div) and right.has(Role.GROWTH) \
+            and left.sort is Sort.PYINT and left.has(Role.FREQ_INDEX)
         if isinstance(op, ast.Div) and right.has(Role.GROWTH) and not left.has(Role.GROWTH) \
-                and (left.has(Role.POSITIONS) or over_wavelengths and self.sinks.rotation(node_key(node))):
+                and (left.has(Role.POSITIONS) or counter_over_wavelengths
+                     or over_wavelengths and self.sinks.rotation(node_key(node))):
             # a quantity scaled by a growing factor, over one: a ratio; an input over wavelengths
-            # into a rotation (``cat([sin(x / w1), cos(x / w2)])``): each channel's angle
+            # into a rotation (``cat([sin(x / w1), cos(x / w2)])``): each channel's angle; a loop's
+            # counter over wavelengths (``[sin(p / scales) for p in range(n)]``): one row's angles
             product = self.product(node, "/", left, left_node, right, right_node, frame)
             if product is not None:
                 return product
@@ -2222,7 +2226,8 @@ class Interpreter:
         if isinstance(op, ast.Pow):
             recent = frozenset()  # a power is another quantity: a squared distance is no linear bias
         else:
-            recent = self._trace(node, left, right) if isinstance(op, ast.Mult) or over_wavelengths \
+            recent = self._trace(node, left, right) \
+                if isinstance(op, ast.Mult) or over_wavelengths or counter_over_wavelengths \
                 else self._passed_on(left, right)
         if isinstance(op, (ast.Add, ast.Sub)) and not (left.is_number or right.is_number):
             recent = recent | {self.sinks.add_terms(node, left, right)}  # scores + bias: softmax may confirm
@@ -2433,13 +2438,16 @@ class Interpreter:
         # One decoding step's angles, ``sin(angle * (slen - 1))``: frequencies times a Python int
         # that is not a literal (a length, a step), on its way to cos/sin. A literal is a scale.
         step = pos.sort is Sort.PYINT and _const_number(pos) is None and factor.is_tensor \
-            and factor.has(Role.FREQS) and key in self.sinks.trig
+            and (factor.has(Role.FREQS) or op == "/" and factor.has(Role.GROWTH)) and key in self.sinks.trig
         if (pos.is_number and not step) or pos.sort in (Sort.DTYPE, Sort.CALLABLE, Sort.INSTANCE, Sort.TUPLE):
             return None
         if _holds_one_value(pos):
             return None  # zeros, ones, full(shape, 6): one exact value has nothing to collide with or round
-        if pos.products & NOT_POSITIONAL and not pos.has(Role.POSITIONS):
-            return None  # a phase (atan2) or a random draw times learned orders: no position in it
+        sampled_times = UNIFORM_DRAW in pos.products and PHASE not in pos.products and factor.has(Role.FREQS)
+        if pos.products & NOT_POSITIONAL and not pos.has(Role.POSITIONS) and not sampled_times:
+            # a phase (atan2) or a random draw times learned orders: no position in it (but times
+            # drawn uniformly, ``rand(b)``, times a frequency table: a diffusion time's sinusoid)
+            return None
         if _shared_grid_variable(pos_node, factor_node, frame):
             return None  # index * base ** (-index / d): frequencies times their own index, no position
         if factor.is_number and not pos.is_tensor:
@@ -3171,6 +3179,9 @@ class Interpreter:
                 value = value.with_(extent=int(abs(_const_number(fill))) + 1)  # full(shape, 6) holds 6
             if name == "full":
                 value = value.with_(products=value.products | {ONE_VALUE_FILL})
+                if value.has(Role.FREQ_INDEX):
+                    # a loop's counter filled in (``full(b, 1.0 - i * h)``, a sampler's time at step i)
+                    value = value.with_(roles=(value.roles - {Role.FREQ_INDEX}) | {Role.POSITIONS})
             if name in RANDOM_CREATION:
                 rows = _matrix_rows(args)
                 wide = {WIDE_RANDOM_DRAW} if rows is not None and rows > MOST_COORDINATES else set()

@@ -46,7 +46,8 @@ here (the rest of the interpreter only carries, merges or drops roles), and name
    is born from a power (``2 ** k``, ``math.pow(2, k)``), so this needs ``*=``, a loop and a power.
 
 ``POSITIONS`` and ``FREQ_INDEX`` are born only from ``range`` (a loop or comprehension over the
-builtin, or ``torch.range``), ``arange``, ``linspace`` and ``cumsum``. A product also takes any
+builtin, or ``torch.range``; ``full(shape, f(i))`` of its counter ``i`` is positions too),
+``arange``, ``linspace`` and ``cumsum``. A product also takes any
 operand of a confirmed rotary product as its positions, but that needs a factor first.
 
 A file passes the prefilter when its *code* (the text without comments and without string
@@ -174,8 +175,9 @@ ROLE_BIRTHS_REVIEWED = {
     "<module>": ("FREQS", "SLOPES"),
     # FREQS: exp of POSITIONS/FREQ_INDEX (3), exp of a linspace of logarithms (3), reciprocal of a growth
     "_tensor_method": ("FREQS", "FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
-    # ROTARY_COMPLEX: polar, and view_as_complex/complex of cos/sin (TRIG, which needs a product)
-    "_torch_function": ("FREQS", "POW2", "POW2", "ROTARY_COMPLEX", "ROTARY_COMPLEX", "SLOPES"),
+    # ROTARY_COMPLEX: polar, and view_as_complex/complex of cos/sin (TRIG, which needs a product);
+    # POSITIONS: ``full(shape, 1.0 - i * h)`` of a loop's counter (its FREQ_INDEX, born from ``range``)
+    "_torch_function": ("FREQS", "POSITIONS", "POW2", "POW2", "ROTARY_COMPLEX", "ROTARY_COMPLEX", "SLOPES"),
 }
 
 # --- strings and comments -------------------------------------------------------------------

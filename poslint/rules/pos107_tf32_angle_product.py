@@ -39,6 +39,9 @@ class Tf32AngleProduct(Rule):
     (`test_*.py`, `*_test.py`, `conftest.py`, a `tests` folder) does not count for other files:
     it holds while pytest runs that test.
 
+    A product of tensors made on the CPU (factories given no device, in a project that sets no
+    default device) is not reported: TF32 applies to CUDA matmuls only.
+
     `einsum` is not reported: an outer product written as `einsum("i,j->ij", ...)` sums over no
     index, and torch computes it as a broadcast multiply, not a GEMM. An input of unknown range
     times frequencies drawn at random (learned Fourier features) is reported with what TF32's 11
@@ -159,6 +162,8 @@ def rope(x, inv_freq):
                 continue
             if product.positions.prec is Prec.F64 or product.factor.prec is Prec.F64:
                 continue  # TF32 rounds float32 matmuls only
+            if product.positions.on_cpu or product.factor.on_cpu:
+                continue  # and CUDA's only: a matrix product's operands share a device, here the CPU
             # an input of unknown range times frequencies drawn at random: each angle moves relatively
             # (TF32 keeps float16's 11 significant bits)
             consequence = random_frequencies(float16=True) if not product.positions.has(Role.POSITIONS) \
