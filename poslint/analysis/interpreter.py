@@ -2443,7 +2443,10 @@ class Interpreter:
             return None
         if _holds_one_value(pos):
             return None  # zeros, ones, full(shape, 6): one exact value has nothing to collide with or round
-        sampled_times = UNIFORM_DRAW in pos.products and PHASE not in pos.products and factor.has(Role.FREQS)
+        # (drawn in a dtype the code gives, the features' or a 16-bit one: a draw in the default
+        # dtype is a training step's, which runs with the float32 default)
+        sampled_times = UNIFORM_DRAW in pos.products and PHASE not in pos.products and factor.has(Role.FREQS) \
+            and pos.prec is not Prec.DEFAULT
         if pos.products & NOT_POSITIONAL and not pos.has(Role.POSITIONS) and not sampled_times:
             # a phase (atan2) or a random draw times learned orders: no position in it (but times
             # drawn uniformly, ``rand(b)``, times a frequency table: a diffusion time's sinusoid)
