@@ -28,7 +28,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 from poslint.analysis.facts import (WILDCARD, AttrRead, Borrowed, Cast, Creation, Handoff, ModuleFacts, Product, Site,
                                     Store, Trig, family_matches, node_key)
-from poslint.analysis.library_summaries import LIBRARY
+from poslint.analysis.library_summaries import LIBRARY, LibrarySummary
 from poslint.analysis.lattice import (
     BF16_EXACT_UP_TO,
     FP16_EXACT_UP_TO,
@@ -263,8 +263,8 @@ def _rejected_by_partial(bound: "_Partial", positional: int) -> bool:
         return False
     spec = fn.node.args
     names = [a.arg for a in (*spec.posonlyargs, *spec.args)]
-    filled = names[:len(bound.args) + positional]
-    return any(name in dict(bound.kwargs) for name in filled)
+    given = dict(bound.kwargs)
+    return any(name in given for name in names[:len(bound.args) + positional])
 
 
 def _partial(callee: Value, args: Sequence[Value], kwargs: Dict[str, Value]) -> Value:
@@ -1798,11 +1798,15 @@ class Interpreter:
                 return held
         return self._held(cls, name, node, frame, *found, own=True)
 
-    def _library_rotary_base(self, cls: ClassInfo) -> bool:
-        """Whether ``cls`` subclasses a library's rotary module (a ``rotary-module`` summary)."""
+    def _library_bases(self, cls: ClassInfo) -> Iterable[LibrarySummary]:
+        """The summaries of the library classes that ``cls``'s line (its classes of this module) derives from."""
         summaries = (LIBRARY.get(self.names.qualname(base) or "") for owner in cls.mro() if owner.home is self
                      for base in owner.base_nodes)
-        return any(summary is not None and summary.effect == "rotary-module" for summary in summaries)
+        return (summary for summary in summaries if summary is not None)
+
+    def _library_rotary_base(self, cls: ClassInfo) -> bool:
+        """Whether ``cls`` subclasses a library's rotary module (a ``rotary-module`` summary)."""
+        return any(summary.effect == "rotary-module" for summary in self._library_bases(cls))
 
     def _library_rotary_member(self, node: ast.AST, name: str) -> Optional[Value]:
         """What a subclass of a library rotary module reads from its base: its ``freqs`` (a parameter
@@ -1829,14 +1833,11 @@ class Interpreter:
     def _library_base_buffer(self, cls: ClassInfo, node: ast.AST, name: str, frame: Frame) -> Optional[Value]:
         """A float32 frequency buffer that a library base registers at construction (the
         ``inv_freq`` of transformers' 4.37 rotaries), as ``module.to()`` leaves it where it is read."""
-        for owner in cls.mro():
-            for base in owner.base_nodes if owner.home is self else ():
-                summary = LIBRARY.get(self.names.qualname(base) or "")
-                if summary is not None and name in summary.buffers:
-                    origin = Origin.at(node, f"buffer '{name}' of the library's rotary", Prec.F32)
-                    return self._held(cls, name, node, frame, "buffer",
-                                      tensor(Prec.F32, origin, roles=frozenset({Role.FREQS})), own=False)
-        return None
+        if not any(name in summary.buffers for summary in self._library_bases(cls)):
+            return None
+        origin = Origin.at(node, f"buffer '{name}' of the library's rotary", Prec.F32)
+        return self._held(cls, name, node, frame, "buffer", tensor(Prec.F32, origin, roles=frozenset({Role.FREQS})),
+                          own=False)
 
     def _library_positions(self, call: ast.Call, args: Sequence[Value], kwargs: Dict[str, Value],
                            frame: Frame) -> Value:
@@ -5006,6 +5007,18 @@ def _unsettled_flag(fn: FunctionInfo, env: Dict[str, Value]) -> Optional[str]:
     return None
 
 
+def _required_parameters_kept(init: ast.AST) -> Tuple[Set[str], Set[str]]:
+    """A constructor's required parameters, and the ``self.<attr>`` it keeps one of them in as it is."""
+    spec = init.args
+    positional = [*spec.posonlyargs, *spec.args][1:]
+    required = {a.arg for a in positional[:len(positional) - len(spec.defaults)]}
+    required |= {a.arg for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is None}
+    held = {target.attr for stmt in walk(init) if isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, ast.Name) and stmt.value.id in required
+            for target in stmt.targets if is_self_attr(target)}
+    return required, held
+
+
 def _may_take_flags(init: ast.AST, cls: ast.ClassDef) -> bool:
     """Whether a constructor has a parameter whose default is True or False, or a required one
     that the class branches on (``if causal:``, or ``if self.causal:`` where ``self.causal =
@@ -5013,14 +5026,9 @@ def _may_take_flags(init: ast.AST, cls: ast.ClassDef) -> bool:
     spec = init.args
     if any(_is_flag(d) for d in (*spec.defaults, *spec.kw_defaults)):
         return True
-    positional = [*spec.posonlyargs, *spec.args][1:]
-    required = {a.arg for a in positional[:len(positional) - len(spec.defaults)]}
-    required |= {a.arg for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is None}
+    required, held = _required_parameters_kept(init)
     if not required:
         return False
-    held = {target.attr for stmt in walk(init) if isinstance(stmt, ast.Assign)
-            and isinstance(stmt.value, ast.Name) and stmt.value.id in required
-            for target in stmt.targets if is_self_attr(target)}
 
     def flags_in(test: ast.AST) -> bool:  # the test is the flag itself: ``x``, ``not x``, ``x and y``
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -5036,13 +5044,7 @@ def _may_take_modules(init: ast.AST, cls: ast.ClassDef) -> bool:
     """Whether a constructor keeps a required parameter in ``self.<attr>`` that the class calls
     (``self.transformer = transformer``, then ``self.transformer(x, time=t)``): a module that the
     package's instantiations hand in."""
-    spec = init.args
-    positional = [*spec.posonlyargs, *spec.args][1:]
-    required = {a.arg for a in positional[:len(positional) - len(spec.defaults)]}
-    required |= {a.arg for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is None}
-    held = {target.attr for stmt in walk(init) if isinstance(stmt, ast.Assign)
-            and isinstance(stmt.value, ast.Name) and stmt.value.id in required
-            for target in stmt.targets if is_self_attr(target)}
+    _, held = _required_parameters_kept(init)
     return any(isinstance(node, ast.Call) and is_self_attr(node.func) and node.func.attr in held for node in walk(cls))
 
 

@@ -908,9 +908,7 @@ class ModuleModel:
         unpacked = [k for k in call.keywords if k.arg is None]
         if not unpacked:
             return call
-        scope = max((f for f in walk(self.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                     and f.lineno <= call.lineno <= (f.end_lineno or f.lineno)),
-                    key=lambda f: f.lineno, default=None)  # the innermost function around the call
+        scope = self._function_around(call.lineno)
         keywords = [k for k in call.keywords if k.arg is not None]
         for keyword in unpacked:
             spelled = _literal_keyword_dict(scope, keyword.value) if scope is not None else None
@@ -968,14 +966,17 @@ class ModuleModel:
         setattr(built, HOST_BUILT, qual)
         return built
 
+    def _function_around(self, line: int) -> Optional[ast.AST]:
+        """The innermost function of this module whose body holds ``line``."""
+        return max((f for f in walk(self.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and f.lineno <= line <= (f.end_lineno or f.lineno)), key=lambda f: f.lineno, default=None)
+
     def _class_named_once(self, name: ast.AST) -> Optional[str]:
         """The qualified name of the class that a local of the function around ``name`` is bound to
         once (``model_cls = DiT``), else None."""
         if not isinstance(name, ast.Name):
             return None
-        scope = max((f for f in walk(self.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                     and f.lineno <= name.lineno <= (f.end_lineno or f.lineno)),
-                    key=lambda f: f.lineno, default=None)
+        scope = self._function_around(name.lineno)
         bound = [node.value for node in walk(scope) if isinstance(node, (ast.Assign, ast.AnnAssign))
                  and any(isinstance(t, ast.Name) and t.id == name.id
                          for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))] \
