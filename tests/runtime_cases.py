@@ -130,6 +130,7 @@ CASES = [
     Case(ROPE + "linear_scaling__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "llama_hf_2023.py", kind="rotary", expect="collide", where=BF16 + CUDA),
     Case(ROPE + "llama_hf_2023__fixed.py", kind="rotary", expect="pass"),
+    Case(ROPE + "positions_passed_past_a_none_default.py", kind="rotary", expect="collide", where=BF16),
     Case(ROPE + "buffer_object_rotary.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "buffer_object_rotary__fixed.py", kind="rotary", expect="pass"),
     # positions made float16 for fp16 kernels: 4097 of 8192 stay distinct in every scenario
