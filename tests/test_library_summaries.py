@@ -277,3 +277,14 @@ def test_an_old_transformers_rotary_calls_its_cache_hook_from_forward(module, ba
     # the buffer upcast at use; an own forward that replaces the base's leaves construction only.
     assert codes(CACHE_HOOK.format(module=module, base=base, forward="")) == ["POS101", "POS106"]
     assert codes(CACHE_HOOK.format(module=module, base=base, forward=OWN_FORWARD)) == []
+
+
+def test_module_members_are_what_nn_module_defines():
+    # A read of a name outside this table that nothing defines is taken to raise AttributeError.
+    nn = pytest.importorskip("torch").nn  # (conftest fails a missing torch where CI=true)
+    from poslint.analysis.torch_api import MODULE_MEMBERS, MODULE_RETURNING_SELF
+
+    module = nn.Module()
+    public = {name for name in set(dir(nn.Module)) | set(vars(module)) if not name.startswith("_")}
+    assert public <= MODULE_MEMBERS
+    assert MODULE_RETURNING_SELF <= MODULE_MEMBERS

@@ -1615,6 +1615,8 @@ class Interpreter:
 
     def _eval_Attribute(self, node: ast.Attribute, frame: Frame) -> Value:
         if is_self_attr(node) and frame.cls is not None:
+            if f"self.{node.attr}" not in frame.env and self.model.never_defined(frame.dispatch or frame.cls, node.attr):
+                raise _Return()  # AttributeError: this path runs no further
             value = self.read_attr(node, frame)
             if node.attr in LOAD_DTYPE_ATTRIBUTES and value.sort is Sort.OTHER and value.payload is None \
                     and not value.roles:  # stored by a base class of another module: the load dtype

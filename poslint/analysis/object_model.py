@@ -6,6 +6,7 @@ it, and what a function's uses say about its parameters."""
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from collections import deque
 from dataclasses import dataclass, field
@@ -18,8 +19,9 @@ from poslint.analysis.subtrees import index_module, walk
 from poslint.analysis.torch_api import (ANNOTATION_KINDS, AUTOCAST_SIGNATURES, LINEAR_MODULES, CONSTRUCTION_ROOTS,
                                         CONVERSION_HOOKS, DEVICE_ATTRIBUTES, DTYPE_ATTRIBUTES, DTYPES, FULLY_SHARD,
                                         KEEP_FLOAT32_LISTS, MIXED_PRECISION_POLICIES, MODULE_REGISTRATIONS,
-                                        MODULE_RETURNING_SELF, MODULE_TENSOR_DICTS,
-                                        WIDENING_MODULE_CASTS, WIDENING_MODULE_MOVES)
+                                        MODULE_MEMBERS, MODULE_RETURNING_SELF, MODULE_TENSOR_DICTS,
+                                        TORCH_MODULE_BASES, ATTRIBUTE_SETTERS, WIDENING_MODULE_CASTS,
+                                        WIDENING_MODULE_MOVES)
 
 
 def _alive(ref: Optional["weakref.ref"]) -> object:
@@ -419,6 +421,7 @@ class ModuleModel:
         self._demo: Optional[Set[int]] = None
         self._holders: Optional[Dict[str, List[ClassInfo]]] = None
         self._aliases: Optional[Dict[str, Set[str]]] = None
+        self._attribute_names: Optional[Tuple[Dict[int, Set[str]], Set[str], Tuple[str, ...], bool]] = None
         index_module(tree)  # the subtrees that collect and compute_runtime read
         self.collect(tree, resolve_class)
         self.compute_runtime(phases_elsewhere)
@@ -535,6 +538,77 @@ class ModuleModel:
                 for part in parts - {cls.name}:
                     self._holders.setdefault(part, []).append(cls)
         return self._holders.get(name, [])
+
+    def never_defined(self, cls: ClassInfo, name: str) -> bool:
+        """Whether reading ``self.<name>`` on an instance of ``cls`` raises AttributeError: every
+        class of its line is defined here, undecorated, on ``nn.Module`` (or nothing) alone,
+        ``nn.Module`` has no member of that name, no class of the line stores it on ``self``, and
+        nothing else in this module stores an attribute of that name, defines a method or class
+        attribute of it, spells it in a string, or sets attributes by computed names (or through
+        ``__dict__``, ``vars`` or ``__getattr__``). (A subclass's store does not count: an
+        instance of the base itself has no such attribute.)"""
+        if name.startswith("_") or name in MODULE_MEMBERS:
+            return False
+        for c in cls.mro():
+            if self.classes.get(c.name) is not c or c.node.decorator_list or c.node.keywords:
+                return False
+            if any(base not in self.classes and (self.names.qualname(node) or "") not in TORCH_MODULE_BASES
+                   for base, node in zip(c.base_names, c.base_nodes)):
+                return False
+        on_self, defined, families, dynamic = self._attribute_names_used()
+        return not dynamic and name not in defined and not any(name in on_self.get(id(c.node), ()) for c in cls.mro()) \
+            and not any(family_matches(family, name) for family in families)
+
+    def _attribute_names_used(self) -> Tuple[Dict[int, Set[str]], Set[str], Tuple[str, ...], bool]:
+        """The names each class stores on ``self`` (by its node's id); the names the rest of this
+        module gives attributes (other stores and deletes, functions, class-level names, and every
+        name a whole string spells, dotted paths split); the families of names it sets by computed
+        names (``register_buffer(f"{kind}_inv_freq", t)``: ``*_inv_freq``); and whether it sets
+        attributes by names it does not spell at all (or through ``__dict__``, ``vars`` or
+        ``__getattr__``)."""
+        if self._attribute_names is None:
+            on_self: Dict[int, Set[str]] = {}
+            stored_on_self: Set[int] = set()
+            for cls in (n for n in ast.walk(self.tree) if isinstance(n, ast.ClassDef)):
+                stores = [n for n in ast.walk(cls) if is_self_attr(n) and not isinstance(n.ctx, ast.Load)]
+                on_self[id(cls)] = {n.attr for n in stores}
+                stored_on_self.update(id(n) for n in stores)
+            defined: Set[str] = set()
+            families: List[str] = []
+            dynamic = False
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Attribute):
+                    dynamic = dynamic or node.attr == "__dict__"
+                    if not isinstance(node.ctx, ast.Load) and id(node) not in stored_on_self:
+                        defined.add(node.attr)
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    defined.add(node.name)
+                    dynamic = dynamic or node.name in ("__getattr__", "__getattribute__", "__setattr__")
+                    if isinstance(node, ast.ClassDef):
+                        for stmt in node.body:
+                            targets = stmt.targets if isinstance(stmt, ast.Assign) else \
+                                [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
+                            defined.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    defined.update(node.value.split("."))
+                elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load) \
+                        and isinstance(node.value, ast.Attribute) and node.value.attr in MODULE_TENSOR_DICTS:
+                    family = _name_family(node.slice)  # ``self._buffers[name] = t``
+                    dynamic = dynamic or family is None
+                    families.extend([family] if family else [])
+                elif isinstance(node, ast.Call):
+                    callee = node.func.attr if isinstance(node.func, ast.Attribute) else \
+                        node.func.id if isinstance(node.func, ast.Name) else None
+                    dynamic = dynamic or callee == "vars"
+                    if callee in ATTRIBUTE_SETTERS:
+                        at = 1 if callee in ("setattr", "__setattr__") else 0
+                        named = node.args[at] if len(node.args) > at else \
+                            next((k.value for k in node.keywords if k.arg == "name"), None)
+                        family = _name_family(named)
+                        dynamic = dynamic or family is None
+                        families.extend([family] if family else [])
+            self._attribute_names = (on_self, defined, tuple(families), dynamic)
+        return self._attribute_names
 
     def _is_record(self, node: ast.ClassDef) -> bool:
         """A ``@dataclass`` (called or not) or a ``typing.NamedTuple`` subclass."""
@@ -1171,6 +1245,24 @@ def bound_arguments(init: ast.AST, call: ast.Call, with_defaults: bool = False) 
         for param, default in given:
             bound.setdefault(param.arg, default)
     return bound
+
+
+def _name_family(node: Optional[ast.AST]) -> Optional[str]:
+    """The attribute names a string expression spells, as a family (``f"{kind}_inv_freq"`` ->
+    ``*_inv_freq``, ``"freq_" + axis`` and ``"freq_{}".format(axis)`` -> ``freq_*``); None where
+    it spells no part of them."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        name = "".join(v.value if isinstance(v, ast.Constant) else WILDCARD for v in node.values)
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        name = (_name_family(node.left) or WILDCARD) + (_name_family(node.right) or WILDCARD)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
+            and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str):
+        name = re.sub(r"\{[^{}]*\}", WILDCARD, node.func.value.value)
+    else:
+        return None
+    return name if name.replace(WILDCARD, "") else None
 
 
 def parameter_attrs(init: FunctionInfo) -> Dict[str, str]:

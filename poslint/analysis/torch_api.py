@@ -191,6 +191,22 @@ MIXED_PRECISION_POLICIES = frozenset({"torch.distributed.fsdp.MixedPrecisionPoli
 
 CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
 # nn.Module methods that return the module itself (``Fourier(n).to(dtype=torch.float32)``, ``.eval()``).
+# What every ``nn.Module`` has without defining it (its public methods and attributes): a read of
+# any other name that nothing defines raises AttributeError.
+MODULE_MEMBERS = frozenset({
+    "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children", "compile",
+    "cpu", "cuda", "double", "dump_patches", "eval", "extra_repr", "float", "forward", "get_buffer",
+    "get_extra_state", "get_parameter", "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia",
+    "named_buffers", "named_children", "named_modules", "named_parameters", "parameters",
+    "register_backward_hook", "register_buffer", "register_forward_hook", "register_forward_pre_hook",
+    "register_full_backward_hook", "register_full_backward_pre_hook", "register_load_state_dict_post_hook",
+    "register_load_state_dict_pre_hook", "register_module", "register_parameter", "register_state_dict_post_hook",
+    "register_state_dict_pre_hook", "requires_grad_", "set_extra_state", "set_submodule", "share_memory",
+    "state_dict", "to", "to_empty", "train", "training", "type", "xpu", "zero_grad"})
+# Calls that set an attribute whose name is an argument (the second for ``setattr``).
+ATTRIBUTE_SETTERS = frozenset({"setattr", "register_buffer", "register_parameter", "add_module", "register_module",
+                               "__setattr__"})
+
 MODULE_RETURNING_SELF = frozenset({"to", "half", "bfloat16", "float", "double", "type", "cuda", "cpu", "xpu",
                                    "eval", "train", "requires_grad_", "apply", "to_empty", "zero_grad", "share_memory"})
 
