@@ -1645,6 +1645,8 @@ class Interpreter:
                 return Value(sort=Sort.CALLABLE, payload=_LibraryRotary(node.attr, self.facts.source(node.value)),
                              payload_key=("library rotary", node.attr) + owner.payload_key[1:])
             return UNKNOWN
+        if isinstance(owner.payload, _TransformersRotary) and node.attr in LIBRARY[owner.payload.qual].buffers:
+            return self._transformers_rotary_buffer(node, owner.payload, frame)
         if owner.sort is Sort.CALLABLE and isinstance(owner.payload, ClassInfo):
             # ``Alibi.gen_slopes(...)``: a static method called through its class.
             method = owner.payload.lookup_method(node.attr)
@@ -2985,6 +2987,16 @@ class Interpreter:
         table = Value(sort=Sort.TENSOR, prec=activations.prec, origin=activations.origin) if activations.is_tensor \
             else UNKNOWN_TENSOR
         return Value(sort=Sort.TUPLE, payload=(table, table), payload_key=(table, table))
+
+    def _transformers_rotary_buffer(self, node: ast.Attribute, rotary: _TransformersRotary, frame: Frame) -> Value:
+        """``rotary.inv_freq`` of one of transformers' rotary modules that a module here holds: a
+        float32 frequency buffer, which a conversion of the holder has rounded by forward (unless
+        a keep-in-float32 list keeps it)."""
+        reason = f"buffer '{node.attr}' of transformers' rotary module"
+        kept = self.model.kept_float32_imports.get(rotary.qual, set()) & {ALL_ATTRS, node.attr}
+        if frame.runtime and not frame.at_construction and not kept:
+            return tensor(Prec.CONVERTED, Origin.at(node, reason, Prec.CONVERTED), roles=frozenset({Role.FREQS}))
+        return tensor(Prec.F32, Origin.at(node, reason, Prec.F32), roles=frozenset({Role.FREQS}))
 
     def _embed_timesteps(self, call: ast.Call, timesteps: Sequence[Tuple[Value, ast.AST]], frame: Frame) -> None:
         """A library's sinusoidal embedding of each of ``timesteps`` (diffusers' ``Timesteps``; the

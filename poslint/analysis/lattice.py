@@ -398,6 +398,12 @@ def merge(a: Value, b: Value) -> Value:
         worse, other = other, worse  # float16 on one path, bfloat16 on another: bfloat16 rounds more
     # Paths that disagree are often correlated (``if full:`` ... ``if not full: return``): unknown.
     relative = a.relative if a.relative == b.relative else None
+    if relative is None and (a.relative is None) != (b.relative is None):
+        # A path with no positions or bias at all (a plain causal mask where a flag adds no ALiBi)
+        # leaves the other path's bias what it is.
+        bare = a if a.relative is None else b
+        if not bare.roles & {Role.POSITIONS, Role.BIAS}:
+            relative = b.relative if bare is a else a.relative
     same_key = a.payload_key == b.payload_key
     # (two library modules of one kind built at two places, ``default(rotary, RotaryEmbedding(d))``:
     # what they are is the same)

@@ -151,9 +151,10 @@ ROLE_BIRTHS_REVIEWED = {
     "_library_rotary_member": ("FREQS",),  # a subclass of it, which names it: (2)
     "_library_positions": ("POSITIONS",),  # its get_seq_pos, read by such a subclass: (2)
     # transformers' rotary classes, by name: the inv_freq of a subclass's base, and the positions and
-    # inv_freq of a call of a held instance: (2)
+    # inv_freq of a call of a held instance, and that inv_freq read from the instance: (2)
     "_library_base_buffer": ("FREQS",),
     "_transformers_rotation": ("FREQS", "POSITIONS"),
+    "_transformers_rotary_buffer": ("FREQS", "FREQS"),
     "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
     "_note_grid_axes": ("ANGLES", "ROTARY_COMPLEX"),  # reads roles only
     "power_role": ("FREQS", "SLOPES"),

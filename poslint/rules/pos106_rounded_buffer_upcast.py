@@ -28,7 +28,9 @@ class RoundedFrequencyBuffer(Rule):
     or evolved there by an ODE solver, CLEX's continuous scaling): the rounding stays. A model that holds one of transformers' rotary modules and
     calls it with position ids (`self.rotary(x, position_ids)`, as 4.38 and later take them) is
     reported at that call: the library upcasts its own `inv_freq` buffer inside, after the
-    model's conversion rounded it (no fix: the read is the library's).
+    model's conversion rounded it (no fix: the read is the library's). So is a model that reads
+    that buffer itself and upcasts it (`self.rotary.inv_freq.float()`), at the read (no fix: the
+    buffer is the library module's).
 
     Where the code gives the range (a literal grid, a configuration class's default such as
     `max_position_embeddings` or `image_size // patch_size`, a count bounded by an `assert`
