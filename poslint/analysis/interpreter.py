@@ -2253,7 +2253,7 @@ class Interpreter:
             bounds = (0.0, math.nextafter(1.0, 0.0))
         magnitude = max(abs(bounds[0]), abs(bounds[1])) if bounds else None
         value = result.with_(roles=roles - {Role.QUERY_BIAS}, relative=relative, ndim=ndim, axis=axis, thin=thin,
-                             extent=_remainder_extent(op, right) or _shifted_extent(op, left, right) or whole_extent
+                             extent=_remainder_extent(op, left, right) or _shifted_extent(op, left, right) or whole_extent
                              or (None if magnitude is None else math.ceil(magnitude) + 1),
                              whole=whole_extent is not None, dyadic=_dyadic(op, left, right),
                              magnitude=magnitude, interval=bounds,
@@ -2321,7 +2321,9 @@ class Interpreter:
                 if v.prec is prec:
                     return v.with_(rounded=_promoted_loss(left, right) or _first_rounded(left, right))
         if unknown:
-            return tensor(Prec.UNKNOWN)
+            # (whatever dtype the result has, what a 16-bit operand lost when it was made stays lost:
+            # ``arange(n, dtype=self.inv_freq.dtype) % chunk``)
+            return tensor(Prec.UNKNOWN, rounded=_promoted_loss(left, right) or _first_rounded(left, right))
         if floats:
             # Of two operands 16 bits alike, the one they rounded speaks for the result: a grid of
             # whole numbers 16 bits hold (``arange(1, 5, dtype=x.dtype)``) lost nothing.
@@ -4060,10 +4062,18 @@ def _linspace_series(args: List[Value], kwargs: Dict[str, Value]) -> Optional[se
     return series_ops.spaced(float(numbers[0]), float(numbers[1]), int(numbers[2]))
 
 
-def _remainder_extent(op: ast.operator, divisor: Value) -> Optional[int]:
-    """``x % c`` with a literal ``c > 0`` lies in [0, c): one more than its largest magnitude."""
+def _remainder_extent(op: ast.operator, dividend: Value, divisor: Value) -> Optional[int]:
+    """``x % c`` with a literal ``c > 0`` lies in [0, c): one more than its largest magnitude. (Not
+    where ``x`` may be 16-bit already and holds positions of no known bound that a whole ``c > 1``
+    wraps into chunks: they were rounded over their own range before they wrapped. A time wrapped
+    into [0, 1) is a fraction.)"""
     c = _const_number(divisor) if isinstance(op, ast.Mod) else None
-    return int(c) + 1 if c is not None and c > 0 else None
+    if c is None or c <= 0:
+        return None
+    if dividend.prec.may_be_16bit and dividend.magnitude is None and dividend.has(Role.POSITIONS) \
+            and c > 1 and float(c).is_integer():
+        return None
+    return int(c) + 1
 
 
 def _shifted_extent(op: ast.operator, left: Value, right: Value) -> Optional[int]:
