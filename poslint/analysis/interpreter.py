@@ -2494,8 +2494,9 @@ class Interpreter:
         counter = step and pos.roles == {Role.FREQ_INDEX}
         if not pos.has(Role.POSITIONS) and ((pos.roles and not counter) or kind == "alibi"
                                             or not (key in self.sinks.trig or output)
-                                            or module_state(pos) or _same_single_axis(pos, factor)):
-            # (two vectors along one axis: a per-channel blend of frequencies, YaRN's ramp, not angles)
+                                            or module_state(pos) or _same_single_axis(pos, factor) and op not in ("outer", "ger")):
+            # (two vectors along one axis: a per-channel blend of frequencies, YaRN's ramp, not angles;
+            # unless an outer product lays them on two axes)
             return None
         self.facts.superseded |= superseded
         if output and self.recording:

@@ -66,9 +66,11 @@ def unknown_operand(value: Value) -> bool:
 
 
 def held_by_module(value: Value) -> bool:
-    """A floating tensor read from a buffer or parameter, whatever its role (possibly upcast since)."""
+    """A floating tensor read from a buffer or parameter, whatever its role (possibly upcast since;
+    not one made or cast in a buffer's dtype, rounded so and upcast since: no state of the module)."""
     return value.is_tensor and (
-        value.prec is Prec.CONVERTED or (value.rounded is not None and value.rounded.prec is Prec.CONVERTED))
+        value.prec is Prec.CONVERTED or (value.rounded is not None and value.rounded.prec is Prec.CONVERTED
+                                         and not value.rounded.cast))
 
 
 def module_held(value: Value) -> bool:
