@@ -804,7 +804,9 @@ class Interpreter:
         for param, default in zip(spec.kwonlyargs, spec.kw_defaults):
             env[param.arg] = passed(param, kwargs[param.arg]) if param.arg in kwargs else unpassed(param, default)
         if spec.vararg:
-            env[spec.vararg.arg] = UNKNOWN
+            # ``*args``: the positional arguments past the named ones, where a call passes any
+            extra = tuple(args[len(positional):])
+            env[spec.vararg.arg] = Value(sort=Sort.TUPLE, payload=extra, payload_key=extra) if extra else UNKNOWN
         if spec.kwarg:
             named = {a.arg for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)}
             extra = {k: v for k, v in kwargs.items() if k not in named and k != UNPACKED_KEYWORDS}
@@ -2062,6 +2064,18 @@ class Interpreter:
     _eval_List = _eval_Tuple
 
     def _eval_ListComp(self, node: ast.ListComp, frame: Frame) -> Value:
+        if len(node.generators) == 1 and not node.generators[0].ifs:
+            # Over a tuple of known elements (``tuple(a.half() for a in args)``): each element's own.
+            iterated = self.eval(node.generators[0].iter, frame)
+            if iterated.sort is Sort.TUPLE and isinstance(iterated.payload, tuple) \
+                    and iterated.payload_key != MODULE_LIST_KEY and 0 < len(iterated.payload) <= MAX_UNROLLED:
+                elements = []
+                for element in iterated.payload:
+                    inner = Frame(frame.function, dict(frame.env), frame.runtime, frame.autocast_off, frame.default)
+                    self.assign(node.generators[0].target, element, inner, None)
+                    elements.append(self.eval(node.elt, inner))
+                elements = tuple(elements)
+                return Value(sort=Sort.TUPLE, payload=elements, payload_key=elements)
         inner = Frame(frame.function, dict(frame.env), frame.runtime, frame.autocast_off, frame.default)
         for gen in node.generators:
             iterated = self.eval(gen.iter, inner)
@@ -2745,7 +2759,7 @@ class Interpreter:
                                      frame)
         if callee.payload_key == ("qual", "functools.partial") and args:
             return _partial(args[0], args[1:], kwargs)
-        called = self.call_value(callee, args, frame, kwargs)
+        called = self.call_value(callee, _spread(node, args), frame, kwargs)
         if called is not None:
             return self._grids_of_this_call(called, node, args, kwargs)
         if callee.sort is Sort.CALLABLE:
@@ -4402,6 +4416,19 @@ def _float16(name: str) -> bool:
     return name.rsplit(".", 1)[-1] in FLOAT16_NAMES
 
 
+def _spread(call: ast.Call, args: Sequence[Value]) -> List[Value]:
+    """The positional arguments of ``call`` with each ``*xs`` of a tuple of known elements spread
+    into them (as the call passes them to a function of the project)."""
+    spread: List[Value] = []
+    for node, value in zip(call.args, args):
+        if isinstance(node, ast.Starred) and value.sort is Sort.TUPLE and isinstance(value.payload, tuple) \
+                and value.payload_key != MODULE_LIST_KEY:
+            spread.extend(value.payload)
+        else:
+            spread.append(value)
+    return spread + list(args[len(call.args):])
+
+
 def _same_single_axis(a: Value, b: Value) -> bool:
     """Two 1-D tensors along the same axis: their product is elementwise, not an outer product."""
     return a.is_tensor and b.is_tensor and a.ndim == b.ndim == 1 and a.axis is not None and a.axis == b.axis
@@ -4639,6 +4666,9 @@ def _channel_vector(value: Value) -> bool:
     of more dimensions, it runs along that tensor's last axis."""
     return value.axis == -1 and (value.ndim == 1 or bool(value.thin))
 
+
+# The longest tuple whose comprehension is evaluated element by element.
+MAX_UNROLLED = 16
 
 # Products that keep their operands' axes (broadcasting), unlike matrix products and einsum.
 ELEMENTWISE_PRODUCTS = frozenset({"*", "mul", "multiply"})
