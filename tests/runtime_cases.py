@@ -156,6 +156,7 @@ CASES = [
     Case(ROPE + "tf32_matmul__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "yarn.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "yarn__fixed.py", kind="rotary", expect="pass"),
+    Case(ROPE + "wrapped_positions_in_buffer_dtype.py", kind="rotary", expect="collide"),
     Case(ROPE + "ok_arange_indexing.py", kind="rotary", expect="pass"),
     Case(ROPE + "ok_autocast_disabled.py", kind="rotary", expect="pass"),
     Case(ROPE + "ok_autocast_disabled_decorator.py", kind="rotary", expect="pass"),

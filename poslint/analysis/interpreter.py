@@ -60,7 +60,7 @@ from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, annotation_parts, bound_arguments,
                                            ALL_ATTRS, is_autocast_off_call, is_classmethod, is_plain_object, is_property, is_self_attr, is_static, literal_defaults,
                                            held_names, lookup_instances, parameter_attrs, parameter_kinds, registration_parts,
-                                           is_none, tail_name, HOST_BUILT)
+                                           is_none, tail_name, HOST_BUILT, annotated_float, float_fields)
 from poslint.analysis import series as series_ops
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
@@ -160,9 +160,11 @@ class _Return(Exception):
 
 @dataclass(frozen=True, eq=False)
 class ConfigDefaults:
-    """The literal defaults of the class a parameter is annotated with (attribute -> number)."""
+    """The literal defaults of the class a parameter is annotated with (attribute -> number), and
+    its fields annotated as floats whose default is None (a configuration file sets them)."""
 
     values: Dict[str, object]
+    floats: FrozenSet[str] = frozenset()
 
 
 @dataclass(frozen=True, eq=False)
@@ -981,6 +983,10 @@ class Interpreter:
         LlamaConfig``), it carries that class's literal defaults, so that the range the code gives
         (``config.max_position_embeddings``, ``config.image_size // config.patch_size``) is known."""
         value = _unbound(param.arg, self._kind_in(fn, param.arg))
+        if annotated_float(param.annotation):
+            # ``scale: float`` (or ``Optional[float]``): a Python float, which takes an integer
+            # tensor it scales to the default dtype
+            return value.with_(sort=Sort.PYFLOAT)
         cls = self._annotated_class(param.annotation)
         if cls is not None and self._torch_module_class(cls):
             # ``model: Model``: an instance a caller built and hands in, holding what Model's
@@ -989,7 +995,7 @@ class Interpreter:
         defaults = literal_defaults(cls) if cls is not None else None
         if not defaults:
             return value
-        return value.with_(payload=ConfigDefaults(defaults), payload_key=value.payload_key + (cls.name,))
+        return value.with_(payload=ConfigDefaults(defaults, float_fields(cls)), payload_key=value.payload_key + (cls.name,))
 
     def _torch_module_class(self, cls: ClassInfo) -> bool:
         """Whether ``cls`` is a torch module: it derives from ``torch.nn.Module`` through classes of
@@ -1658,7 +1664,9 @@ class Interpreter:
         if isinstance(owner.payload, ConfigDefaults) and node.attr in owner.payload.values:
             number = owner.payload.values[node.attr]
             if number is None:
-                return CONFIG_DEFAULT_NONE
+                # (``scale: Optional[float] = None``: a float wherever a test for None lets it through)
+                return CONFIG_DEFAULT_NONE.with_(sort=Sort.PYFLOAT) if node.attr in owner.payload.floats \
+                    else CONFIG_DEFAULT_NONE
             return Value(sort=Sort.PYINT if isinstance(number, int) else Sort.PYFLOAT, payload_key=("const", number))
         if node.attr in ("T", "mT", "real", "imag", "data"):
             if node.attr in ("real", "imag"):

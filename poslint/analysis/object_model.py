@@ -10,7 +10,7 @@ import re
 import weakref
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.facts import WILDCARD, family_matches
 from poslint.analysis.lattice import Prec, Value
@@ -1332,6 +1332,20 @@ def literal_defaults(cls: ClassInfo) -> Dict[str, object]:
                     if is_self_attr(target) and target.attr == node.value.id:
                         defaults[target.attr] = literal[node.value.id]
     return defaults
+
+
+def annotated_float(annotation: Optional[ast.AST]) -> bool:
+    """``float``, ``Optional[float]`` or ``float | None``: a Python float where it is given."""
+    parts = [p for p in annotation_parts(annotation) if not is_none(p)]
+    return len(parts) == 1 and isinstance(parts[0], ast.Name) and parts[0].id == "float"
+
+
+def float_fields(cls: ClassInfo) -> FrozenSet[str]:
+    """The class-level fields of a (configuration) class annotated as floats with a None default
+    (``rope_scale: Optional[float] = None``), of it or a base."""
+    return frozenset(stmt.target.id for owner in cls.mro() for stmt in flattened(owner.node.body)
+                     if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                     and is_none(stmt.value) and annotated_float(stmt.annotation))
 
 
 def is_none(node: Optional[ast.AST]) -> bool:
