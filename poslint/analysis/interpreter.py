@@ -995,7 +995,8 @@ class Interpreter:
         defaults = literal_defaults(cls) if cls is not None else None
         if not defaults:
             return value
-        return value.with_(payload=ConfigDefaults(defaults, float_fields(cls)), payload_key=value.payload_key + (cls.name,))
+        return value.with_(payload=ConfigDefaults(defaults, float_fields(cls)),
+                           payload_key=value.payload_key + (cls.name,))
 
     def _torch_module_class(self, cls: ClassInfo) -> bool:
         """Whether ``cls`` is a torch module: it derives from ``torch.nn.Module`` through classes of
@@ -1623,7 +1624,8 @@ class Interpreter:
 
     def _eval_Attribute(self, node: ast.Attribute, frame: Frame) -> Value:
         if is_self_attr(node) and frame.cls is not None:
-            if f"self.{node.attr}" not in frame.env and self.model.never_defined(frame.dispatch or frame.cls, node.attr):
+            if f"self.{node.attr}" not in frame.env \
+                    and self.model.never_defined(frame.dispatch or frame.cls, node.attr):
                 raise _Return()  # AttributeError: this path runs no further
             value = self.read_attr(node, frame)
             if node.attr in LOAD_DTYPE_ATTRIBUTES and value.sort is Sort.OTHER and value.payload is None \
@@ -2516,7 +2518,8 @@ class Interpreter:
         counter = step and pos.roles == {Role.FREQ_INDEX}
         if not pos.has(Role.POSITIONS) and ((pos.roles and not counter) or kind == "alibi"
                                             or not (key in self.sinks.trig or output)
-                                            or module_state(pos) or _same_single_axis(pos, factor) and op not in ("outer", "ger")):
+                                            or module_state(pos)
+                                            or _same_single_axis(pos, factor) and op not in ("outer", "ger")):
             # (two vectors along one axis: a per-channel blend of frequencies, YaRN's ramp, not angles;
             # unless an outer product lays them on two axes)
             return None
