@@ -142,7 +142,7 @@ def test_every_entry_says_what_source_it_was_checked_against():
         assert summary.effect in ("preserves", "returns-last", "applies-rotary", "rope-init", "rope-init-table",
                                   "multiplies", "contracts", "integrates", "alibi-builder", "embeds-timesteps",
                                   "timestep-embedder", "timesteps-embedder", "rotary-module", "either-argument", "attention-bias",
-                                  "denoiser-model", "hf-rotary"), qual
+                                  "denoiser-model", "hf-rotary", "flash-rotary"), qual
         assert any(ch.isdigit() for ch in summary.checked) and ".py" in summary.checked, qual
 
 

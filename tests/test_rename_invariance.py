@@ -175,12 +175,15 @@ def rename(source: str) -> str:
     mapping = rename_map(source)
     tree = ast.parse(source)
     kept = _kept_tokens(tree, mapping)
+    # (imports name other code's modules: ``from flash_attn.layers.rotary import ...`` keeps ``rotary``)
+    import_lines = {line for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                    for line in range(n.lineno, n.end_lineno + 1)}
     words = re.compile(r"\b(" + "|".join(map(re.escape, sorted(mapping, key=len, reverse=True))) + r")\b") \
         if mapping else None
     out = []
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         text = tok.string
-        if tok.type == tokenize.NAME and text in mapping and tok.start not in kept:
+        if tok.type == tokenize.NAME and text in mapping and tok.start not in kept and tok.start[0] not in import_lines:
             text = mapping[text]
         elif tok.type == tokenize.STRING and words is not None:
             body = re.fullmatch(r"([A-Za-z]*)(['\"]{3}|['\"])(.*)\2", text, re.S)

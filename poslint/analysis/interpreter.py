@@ -231,6 +231,14 @@ class _TransformersRotary:
     qual: str
 
 
+@dataclass(frozen=True)
+class _FlashRotary:
+    """flash-attention's rotary module (library_summaries' ``flash-rotary``) built with
+    ``pos_idx_in_fp32=False``: ``flag`` is that argument's node."""
+
+    flag: ast.AST
+
+
 # The methods of a ``rotary-module`` that rotate their first argument by positions made in its dtype.
 LIBRARY_ROTATING_METHODS = frozenset({"rotate_queries_or_keys", "rotate_queries_and_keys",
                                       "rotate_queries_with_cached_keys"})
@@ -2880,6 +2888,8 @@ class Interpreter:
             return self._library_rotation(self._call_site, payload, args[0], frame)
         if isinstance(payload, _TransformersRotary) and isinstance(self._call_site, ast.Call):
             return self._transformers_rotation(self._call_site, payload, args, kwargs, frame)
+        if isinstance(payload, _FlashRotary) and isinstance(self._call_site, ast.Call):
+            return self._flash_rotation(self._call_site, payload, frame)
         if isinstance(payload, _TimestepEmbedder) and isinstance(self._call_site, ast.Call):
             call = self._call_site
             if payload.keywords:
@@ -3015,6 +3025,23 @@ class Interpreter:
         table = Value(sort=Sort.TENSOR, prec=activations.prec, origin=activations.origin) if activations.is_tensor \
             else UNKNOWN_TENSOR
         return Value(sort=Sort.TUPLE, payload=(table, table), payload_key=(table, table))
+
+    def _flash_rotation(self, call: ast.Call, rotary: _FlashRotary, frame: Frame) -> Value:
+        """A call of flash-attention's rotary module built with ``pos_idx_in_fp32=False``: in
+        forward, its cache takes positions made in the dtype of its ``inv_freq`` buffer times that
+        buffer, both as a conversion of the model left them."""
+        if not frame.runtime or frame.at_construction:
+            return UNKNOWN
+        made_in = "the dtype of the library rotary's inv_freq buffer (pos_idx_in_fp32=False)"
+        positions = tensor(Prec.CONVERTED, Origin.at(rotary.flag, made_in, Prec.CONVERTED, cast=True),
+                           roles=frozenset({Role.POSITIONS}))
+        freqs = tensor(Prec.CONVERTED, Origin.at(call, "buffer 'inv_freq' of the library's rotary module",
+                                                 Prec.CONVERTED), roles=frozenset({Role.FREQS}))
+        marker = Value(recent=frozenset({node_key(call)}))
+        self._mark_rotary(marker, "cos")
+        self._mark_rotary(marker, "sin")
+        self.product(call, "outer", positions, rotary.flag, freqs, call.func, frame)
+        return UNKNOWN
 
     def _transformers_rotary_buffer(self, node: ast.Attribute, rotary: _TransformersRotary, frame: Frame) -> Value:
         """``rotary.inv_freq`` of one of transformers' rotary modules that a module here holds: a
@@ -3355,6 +3382,13 @@ class Interpreter:
             return Value(sort=Sort.CALLABLE, payload=embedder, payload_key=embedder)
         if effect == "rotary-module":
             return Value(sort=Sort.OTHER, payload=_LibraryRotary(), payload_key=("library rotary", node_key(node)))
+        if effect == "flash-rotary":
+            # (``pos_idx_in_fp32`` by keyword, or as the fifth positional argument)
+            flag = next((k.value for k in node.keywords if k.arg == "pos_idx_in_fp32"),
+                        node.args[4] if len(node.args) > 4 else None)
+            if isinstance(flag, ast.Constant) and flag.value is False:
+                return Value(sort=Sort.OTHER, payload=_FlashRotary(flag), payload_key=("flash rotary", node_key(node)))
+            return UNKNOWN
         if effect == "hf-rotary":
             rotary = _TransformersRotary(self.names.qualname(node.func) or "")
             return Value(sort=Sort.OTHER, payload=rotary, payload_key=("hf rotary", node_key(node)))

@@ -42,6 +42,11 @@ Effects:
   ``rotate_queries_or_keys(t)``, ``rotate_queries_and_keys(q, k)`` and
   ``rotate_queries_with_cached_keys(q, k)`` make the positions with an ``arange`` in the dtype of
   ``t`` (of ``q``), then cast them to the frequencies' dtype; called on positions, it casts them so.
+* ``flash-rotary``: flash-attention's rotary module (and SwissArmyTransformer's copy), holding
+  ``inv_freq`` in a buffer. Built with ``pos_idx_in_fp32=False`` (its fifth parameter), the cache
+  its forward builds takes ``arange(seqlen, dtype=self.inv_freq.dtype)`` times that buffer, which
+  a conversion of the model has rounded; with the default ``True``, float32 positions and
+  frequencies.
 * ``hf-rotary``: one of transformers' rotary modules. Subclassed, its methods call methods the
   subclass overrides (``hooks``: base method, whether it runs after construction, the hook it
   calls) and its constructor registers the float32 frequency buffers ``buffers``. Built and called
@@ -72,6 +77,12 @@ _ROPE = ("transformers 4.57.1 and 5.24.0, transformers/modeling_rope_utils.py: e
          "builds inv_freq from torch.arange(..., dtype=torch.int64).to(dtype=torch.float) (or float32 factors) and "
          "returns (inv_freq, attention_factor)")
 
+_FLASH_ROTARY = ("flash-attention at commit 09d422b (2025), flash_attn/layers/rotary.py: RotaryEmbedding(dim, base, "
+                 "interleaved, scale_base, pos_idx_in_fp32=True, device) registers inv_freq as a buffer; "
+                 "_update_cos_sin_cache (from forward, past the cached length) takes t = arange(seqlen, "
+                 "dtype=float32) and float32 inv_freq if pos_idx_in_fp32, else t = arange(seqlen, "
+                 "dtype=self.inv_freq.dtype) and outer(t, self.inv_freq); SwissArmyTransformer 0.4.12 "
+                 "sat/model/position_embedding/triton_rotary_embeddings.py FastRotaryEmbedding is the same")
 _EINX = ("einx 0.4.3, einx/_src/frontend/ops.py and adapter/torch: multiply(description, *tensors) broadcasts "
          "and calls torch.multiply; dot(description, *tensors) runs torch.einsum (or matmul/tensordot)")
 _TORCHDIFFEQ = ("torchdiffeq 0.2.5, torchdiffeq/_impl/odeint.py and misc.py: odeint and odeint_adjoint wrap func in "
@@ -262,6 +273,9 @@ LIBRARY: Dict[str, LibrarySummary] = {
     "rotary_embedding_torch.rotary_embedding_torch.RotaryEmbedding": LibrarySummary("rotary-module", _ROTARY_TORCH),
     **{f"xformers.ops.{where}LowerTriangularMaskWithTensorBias": LibrarySummary("attention-bias", _XFORMERS_BIAS)
        for where in ("", "fmha.", "fmha.attn_bias.")},
+    "flash_attn.layers.rotary.RotaryEmbedding": LibrarySummary("flash-rotary", _FLASH_ROTARY),
+    "sat.model.position_embedding.triton_rotary_embeddings.FastRotaryEmbedding": LibrarySummary(
+        "flash-rotary", _FLASH_ROTARY),
     "flash_attn.layers.rotary.apply_rotary_emb": LibrarySummary("applies-rotary", _FLASH),
     "flash_attn.layers.rotary.apply_rotary_emb_func": LibrarySummary("applies-rotary", _FLASH),
     "transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS": LibrarySummary(
@@ -274,5 +288,6 @@ LIBRARY: Dict[str, LibrarySummary] = {
 # lets such a file through (see poslint.engine.prefilter).
 ROLE_WORDS = frozenset(qual.rsplit(".", 1)[-1].lower() for qual, summary in LIBRARY.items()
                        if summary.effect in ("rope-init", "rope-init-table", "alibi-builder", "embeds-timesteps",
-                                             "timestep-embedder", "timesteps-embedder", "rotary-module", "hf-rotary")) \
+                                             "timestep-embedder", "timesteps-embedder", "rotary-module", "hf-rotary",
+                                             "flash-rotary")) \
     | frozenset(cls.lower() for classes in DIFFUSERS_DENOISERS.values() for cls in classes)

@@ -155,6 +155,7 @@ ROLE_BIRTHS_REVIEWED = {
     "_library_base_buffer": ("FREQS",),
     "_transformers_rotation": ("FREQS", "POSITIONS"),
     "_transformers_rotary_buffer": ("FREQS", "FREQS"),
+    "_flash_rotation": ("FREQS", "POSITIONS"),  # flash-attention's RotaryEmbedding, by name: (2)
     "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
     "_note_grid_axes": ("ANGLES", "ROTARY_COMPLEX"),  # reads roles only
     "power_role": ("FREQS", "SLOPES"),

@@ -13,7 +13,10 @@ class LowPrecisionPositions(Rule):
     they are multiplied by the frequencies: an `arange`/`linspace` built with a 16-bit dtype,
     with the dtype of a buffer or parameter (`dtype=self.inv_freq.dtype`,
     `.type_as(self.inv_freq)`), with the activation dtype (`.to(x.dtype)`), or in the default
-    dtype (`torch.arange(0., n)`, `torch.arange(n) / scale`).
+    dtype (`torch.arange(0., n)`, `torch.arange(n) / scale`). flash-attention's `RotaryEmbedding`
+    (and SwissArmyTransformer's `FastRotaryEmbedding`) built with `pos_idx_in_fp32=False` makes
+    its positions in its `inv_freq` buffer's dtype inside its forward: reported at that argument
+    when the module is called in forward (no fix: the edit is the flag, which changes the cache).
 
     ## Why is this bad?
     bfloat16 holds every integer exactly only up to 256, float16 up to 2048. At 8192 positions

@@ -24,7 +24,9 @@ class LowPrecisionFrequencies(Rule):
     inv_freq.to(dtype))` with a `dtype=torch.half` default, or `.bfloat16()`) is 16-bit whether or
     not the model is converted: the message names the stored dtype and counts in its bits, an
     upcast at the read restores nothing, and there is no fix (the stored dtype may be a
-    checkpoint's). A converted buffer upcast at use is POS106's. A converted buffer of frequencies handed
+    checkpoint's). flash-attention's rotary module built with `pos_idx_in_fp32=False` multiplies
+    its converted `inv_freq` buffer as it is: reported where the module is called in forward. A
+    converted buffer upcast at use is POS106's. A converted buffer of frequencies handed
     in forward to code that poslint cannot read (a compiled rotary kernel: `ext.rotary(self.inv_freq,
     positions, q, k)`) is reported at the argument: whatever the kernel computes, it gets rounded
     frequencies. A buffer of a module that the project converts to float32 after construction, or
