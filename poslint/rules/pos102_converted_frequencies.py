@@ -24,7 +24,9 @@ class LowPrecisionFrequencies(Rule):
     inv_freq.to(dtype))` with a `dtype=torch.half` default, or `.bfloat16()`) is 16-bit whether or
     not the model is converted: the message names the stored dtype and counts in its bits, an
     upcast at the read restores nothing, and there is no fix (the stored dtype may be a
-    checkpoint's). flash-attention's rotary module built with `pos_idx_in_fp32=False` multiplies
+    checkpoint's). Integer positions multiplied by a converted buffer take its 16-bit dtype
+    (type promotion), so the message says the product rounds them too; the fix (a float32 copy of
+    the buffer) makes the product float32. flash-attention's rotary module built with `pos_idx_in_fp32=False` multiplies
     its converted `inv_freq` buffer as it is: reported where the module is called in forward. A
     converted buffer upcast at use is POS106's. A converted buffer of frequencies handed
     in forward to code that poslint cannot read (a compiled rotary kernel: `ext.rotary(self.inv_freq,
@@ -202,8 +204,11 @@ class Rotary(torch.nn.Module):
             if factor.prec is Prec.CONVERTED and product.one_dtype and product.positions.prec.is_float32_or_better:
                 continue  # after the conversion this product raises (float32 beside bfloat16): nothing rounds silently
             if factor.prec is Prec.CONVERTED:
+                # (integer positions take the frequencies' dtype in the product: they are rounded too)
+                promoted = " and the integer positions the product promotes to their dtype" \
+                    if product.positions.prec is Prec.INT and product.positions.is_tensor else ""
                 message = (f"frequencies from {factor.origin.reason} enter the angle product unconverted; "
-                           f"model.to(torch.bfloat16) rounds them, and {consequence}")
+                           f"model.to(torch.bfloat16) rounds them{promoted}, and {consequence}")
                 fix = None if product.one_dtype and product.positions.prec.may_be_16bit else \
                     float32_copy_fix(facts, module_tensor_name(factor.origin.reason),
                                      facts.reading_class(factor.origin.node))
