@@ -203,6 +203,63 @@ def flattened(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
             yield stmt
 
 
+# At most this many extra analyses of a module whose names have several definitions.
+MAX_DEFINITION_VARIANTS = 4
+
+
+def definition_variants(tree: ast.Module) -> List[ast.Module]:
+    """Copies of ``tree`` in which a class or function defined more than once at module level (in
+    both branches of ``try``/``except ImportError``, or of ``if``/``else``) is bound to another of
+    its definitions. The object model keeps one definition per name (a class's first, a
+    function's last: what the run-time binding of each idiom usually is), so each copy lets
+    another be analysed. The definitions set aside become ``pass`` where they stand, so every
+    other node keeps its place."""
+    groups: Dict[Tuple[bool, str], List[ast.stmt]] = {}
+    for stmt in flattened(tree.body):
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            groups.setdefault((isinstance(stmt, ast.ClassDef), stmt.name), []).append(stmt)
+    alternatives = [(defs, [d for d in defs if d is not (defs[0] if is_class else defs[-1])])
+                    for (is_class, _), defs in groups.items() if len(defs) > 1]
+    variants = []
+    for k in range(min(MAX_DEFINITION_VARIANTS, max((len(alts) for _, alts in alternatives), default=0))):
+        aside = {(d.lineno, d.col_offset) for defs, alts in alternatives if k < len(alts)
+                 for d in defs if d is not alts[k]}
+        try:
+            variant = _copied(tree)
+        except RecursionError:
+            return variants  # (nested too deeply to copy here: the module's own analysis stands)
+        for node in ast.walk(variant):
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(node, name, None)
+                if isinstance(block, list):
+                    block[:] = [_set_aside(stmt) if isinstance(stmt, (ast.ClassDef, ast.FunctionDef,
+                                                                      ast.AsyncFunctionDef))
+                                and (stmt.lineno, stmt.col_offset) in aside else stmt for stmt in block]
+        variants.append(variant)
+    return variants
+
+
+def _copied(node):
+    """A copy of an AST made of its fields and positions only (not the indexes poslint hangs on
+    the original's nodes)."""
+    if isinstance(node, ast.AST):
+        new = type(node)()
+        for name in node._fields:
+            setattr(new, name, _copied(getattr(node, name, None)))
+        for name in node._attributes:
+            if hasattr(node, name):
+                setattr(new, name, getattr(node, name))
+        return new
+    if isinstance(node, list):
+        return [_copied(item) for item in node]
+    return node
+
+
+def _set_aside(definition: ast.stmt) -> ast.stmt:
+    return ast.Pass(lineno=definition.lineno, col_offset=definition.col_offset,
+                    end_lineno=definition.end_lineno, end_col_offset=definition.end_col_offset)
+
+
 def tail_name(func: ast.AST) -> str:
     if isinstance(func, ast.Attribute):
         return func.attr

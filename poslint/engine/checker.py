@@ -20,6 +20,7 @@ from poslint.core.deep_stack import on_a_deep_stack
 from poslint.core.diagnostics import Diagnostic, Fix
 from poslint.core.source import LineIndex
 from poslint.analysis.facts import ForeignNode, node_key
+from poslint.analysis.object_model import definition_variants
 from poslint.engine.imports import ProjectFiles
 from poslint.engine.project import reduced_matmul_setting
 from poslint.rules import all_rules
@@ -84,6 +85,14 @@ def _checked(text: str, path: str, codes: Collection[str], tree: Optional[ast.Mo
         result.internal_errors.append(f"{path}: analysis: source nests too deeply to analyse")
         return result
     result.diagnostics, result.internal_errors = checked
+    # A name defined more than once (a kernel's class and its pure-torch fallback under ``try``/
+    # ``except ImportError``): each other definition is analysed in a variant of the module.
+    for variant in definition_variants(tree):
+        again = _analyse(variant, text, index, active, path, reduced_matmul, where, deep=False) or \
+            on_a_deep_stack(lambda: _analyse(variant, text, index, active, path, reduced_matmul, where, deep=True))
+        if again is not None:
+            result.diagnostics += again[0]
+            result.internal_errors += [e for e in again[1] if e not in result.internal_errors]
     # A function analysed in several calling contexts, or a site that feeds several products (one
     # frequency table for an image's rows and columns), reports the same place more than once:
     # one finding, whose fix must do what each report's fix does.
