@@ -2396,9 +2396,14 @@ class Interpreter:
                 return other.with_(prec=promoted.prec, origin=promoted.origin, rounded=promoted.rounded,
                                    ndim=None, axis=None, thin=None)
         self._note_operands(key, a, a_node, b, b_node, frame)
-        if factor_of(a) and not factor_of(b):
+        def table(v: Value) -> bool:
+            return v.has(Role.FREQS) or v.has(Role.SLOPES)
+
+        # (a table beside angles only guessed from a blend, ``(pts @ w) * exp(-c * arange(d))``:
+        # the table is the factor; the guess was the positions, scaled (superseded below))
+        if factor_of(a) and (not factor_of(b) or table(a) and not table(b)):
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
-        elif factor_of(b) and not factor_of(a):
+        elif factor_of(b) and (not factor_of(a) or table(b) and not table(a)):
             factor, factor_node, pos, pos_node = b, b_node, a, a_node
         elif self.sinks.rotation(key) and module_state(a) != module_state(b) and (a if module_state(a) else b).ndim != 0:
             # A product that reaches cos/sin with a tensor the module holds: the module tensor is
@@ -2499,6 +2504,7 @@ class Interpreter:
             # positions' own grid is a schedule, not frequencies (those index the channels).
             return None
         superseded: frozenset = frozenset()  # (earlier products this one shows were no angles, once it is one)
+        scaled_input = False  # (the positions are such a product's result: an input, scaled)
         if self._blended_frequencies(factor) and pos is not factor:
             # ``inv_freq * (1 - ramp)``, taken for angles because it reached cos/sin, is multiplied
             # by positions here: it was frequencies blended per channel (YaRN), not angles.
@@ -2514,8 +2520,11 @@ class Interpreter:
         if factor.has(Role.FREQS) and pos.has(Role.ANGLES) and pos.recent and pos.recent <= self.guessed:
             # ``(t * scale) x inv_freq``: what an earlier product guessed to be angles (a grid
             # times something unknown, on its way to cos/sin) was the positions, scaled.
+            # (positions where a grid made them; an input mapped by a matrix, ``pts @ w``, is an
+            # input still: coordinates of no known kind)
             superseded = superseded | pos.recent
-            pos = pos.with_(roles=(pos.roles - {Role.ANGLES}) | {Role.POSITIONS})
+            scaled_input = True
+            pos = pos.with_(roles=(pos.roles - {Role.ANGLES}) | ({Role.POSITIONS} if pos.grids else set()))
         # Positions are a grid by construction, or whatever a product with frequencies that reaches
         # cos/sin/polar multiplies them by (an input of any name). Until such a sink confirms it, in
         # this round or the last, the product stays plain arithmetic: ``inv_freq * scale`` is still
@@ -2524,7 +2533,7 @@ class Interpreter:
         output = key in self.sinks.returned and key not in self.sinks.trig
         # (a loop counter over ``range(n)`` times frequencies into cos/sin is a position, row by row)
         counter = step and pos.roles == {Role.FREQ_INDEX}
-        if not pos.has(Role.POSITIONS) and ((pos.roles and not counter) or kind == "alibi"
+        if not pos.has(Role.POSITIONS) and not scaled_input and ((pos.roles and not counter) or kind == "alibi"
                                             or not (key in self.sinks.trig or output)
                                             or module_state(pos)
                                             or _same_single_axis(pos, factor) and op not in ("outer", "ger")):
