@@ -2448,9 +2448,11 @@ class Interpreter:
             factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if is_grid(a) else (a, a_node, b, b_node)
             factor = factor.with_(roles=factor.roles | {Role.FREQS})  # (still growing: what its rounding does)
         elif self.sinks.rotation(key) and _growing(a) != _growing(b) and unknown_operand(b if _growing(a) else a) \
-                and (held_by_module(a if _growing(a) else b) or op in CUDA_AUTOCAST_LOWERED):
+                and (held_by_module(a if _growing(a) else b) or _reads_own_attribute(a_node if _growing(a) else b_node)
+                     or op in CUDA_AUTOCAST_LOWERED):
             # An input times a growing table the module holds (NeRF's octaves ``2 ** arange(L) * pi`` in
-            # a buffer) into cos and sin: the table is the frequencies, the input the coordinates. So
+            # a buffer, or in a plain attribute its constructor sets) into cos and sin: the table is
+            # the frequencies, the input the coordinates. So
             # is one made on the spot and multiplied by a product autocast lowers (an einsum of pixel
             # coordinates and octaves). (One made on the spot and multiplied elementwise, GLIGEN's
             # scale of box coordinates, is left alone.)
