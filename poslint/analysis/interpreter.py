@@ -67,7 +67,7 @@ from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combine
                                     is_pow2_base, module_state, negated, operand_identity, power_role, sign_of,
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
 from poslint.analysis.torch_api import (TORCH_MODULE_BASES, MODULE_RETURNING_SELF, IN_PLACE_ELEMENTWISE, BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
-                                        DEVICE_MOVES, DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
+                                        DEVICE_MOVES, DTYPES, PYTHON_TYPE_DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, PARAMETER_CONTAINERS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_AVAILABILITY, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
                                         INIT_RANDOM_FILLS, INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, RANDOM_FILLS,
@@ -3107,6 +3107,12 @@ class Interpreter:
         if value.sort is Sort.DTYPE:
             return value
         keyword = next((k for k in node.keywords if k.arg == "dtype"), None) if node is not None else None
+        if keyword is not None and isinstance(keyword.value, ast.Name) and keyword.value.id in PYTHON_TYPE_DTYPES \
+                and self.names.qualname(keyword.value) in (None, keyword.value.id, f"builtins.{keyword.value.id}"):
+            # ``dtype=float``: torch takes Python's float for float64 (and int for int64)
+            name = keyword.value.id
+            spelled = "torch.float64" if name == "float" else "torch.int64"
+            return dtype_value(PYTHON_TYPE_DTYPES[name], Origin.at(keyword.value, f"explicit {name} ({spelled})"))
         if _is_parameter(value) and keyword is not None:
             # A dtype argument that no caller here shows: the model's dtype.
             src = self.facts.source(keyword.value)

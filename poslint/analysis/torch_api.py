@@ -16,6 +16,9 @@ DTYPES = {
     "torch.int8": Prec.INT, "torch.uint8": Prec.INT, "torch.bool": Prec.INT,
 }
 
+# Python's types as dtypes: ``torch.arange(n, dtype=float)`` is float64.
+PYTHON_TYPE_DTYPES = {"float": Prec.F64, "int": Prec.INT, "bool": Prec.INT}
+
 COMPLEX_DTYPES = {"torch.complex64": Prec.F32, "torch.complex128": Prec.F64, "torch.complex32": Prec.LOW}
 
 # Tensor-type names accepted by .type() and set_default_tensor_type().
