@@ -2405,12 +2405,15 @@ class Interpreter:
             factor, factor_node, pos, pos_node = a, a_node, b, b_node
         elif factor_of(b) and (not factor_of(a) or table(b) and not table(a)):
             factor, factor_node, pos, pos_node = b, b_node, a, a_node
-        elif self.sinks.rotation(key) and module_state(a) != module_state(b) and (a if module_state(a) else b).ndim != 0:
-            # A product that reaches cos/sin with a tensor the module holds: the module tensor is
-            # the frequencies, whatever computed it (another file, a lookup table of init functions);
-            # the other operand may be an input cast to its dtype (SAM's coordinates). (Not a
-            # zero-dimensional one, ``torch.tensor(math.pi)`` in a buffer: a scale of the angles.)
-            factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if module_state(a) else (b, b_node, a, a_node)
+        elif self.sinks.rotation(key) and _own_state(a, a_node) != _own_state(b, b_node) \
+                and (a if _own_state(a, a_node) else b).ndim != 0:
+            # A product that reaches cos/sin with a tensor the module holds (a buffer, a parameter,
+            # or a plain attribute its constructor drew): the module tensor is the frequencies,
+            # whatever computed it (another file, a lookup table of init functions, a Gaussian
+            # projection); the other operand may be an input cast to its dtype (SAM's coordinates).
+            # (Not a zero-dimensional one, ``torch.tensor(math.pi)`` in a buffer: a scale of the angles.)
+            factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _own_state(a, a_node) \
+                else (b, b_node, a, a_node)
             self.guessed.add(key)
         elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and held_by_module(a if is_grid(a) else b) \
                 and not held_by_module(b if is_grid(a) else a) and unknown_operand(b if is_grid(a) else a):
@@ -4373,6 +4376,13 @@ def _arange_extent(bounds: Optional[Tuple[int, int, int]]) -> Optional[int]:
     last = end - 1 if step > 0 else end + 1
     empty = end <= start if step > 0 else end >= start
     return 1 if empty else max(abs(start), abs(last)) + 1
+
+
+def _own_state(value: Value, node: Optional[ast.AST]) -> bool:
+    """A floating tensor of no known role that the module holds: a buffer or parameter, or a plain
+    attribute read as such (``self.proj.to(x.device)``)."""
+    return module_state(value) or value.is_tensor and not value.roles and value.prec is not Prec.INT \
+        and _reads_own_attribute(node) and not (value.origin is not None and value.origin.cast)
 
 
 def _reads_own_attribute(node: Optional[ast.AST]) -> bool:
