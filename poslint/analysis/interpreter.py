@@ -1921,7 +1921,10 @@ class Interpreter:
             if own:
                 self._record(AttrRead(node, cls.name, name, frame.site()), ("read", node_key(node)))
             reason = f"{storage} '{name}'"
-            origin = Origin.at(node, reason, Prec.CONVERTED, relative=value.relative)
+            # (a buffer of small whole numbers, a 14 x 14 grid's coordinates: the conversion keeps them)
+            exact = (value.prec is Prec.INT or value.whole) and value.extent is not None \
+                and value.extent <= BF16_EXACT_UP_TO + 1
+            origin = Origin.at(node, reason, Prec.CONVERTED, relative=value.relative, exact=exact)
             if value.is_complex:
                 # module.to(torch.bfloat16) turns a complex buffer real (it drops the imaginary part).
                 return value.with_(sort=Sort.TENSOR, origin=origin,
@@ -3343,7 +3346,8 @@ class Interpreter:
                 grid = args[0].payload.with_(ndim=None, axis=None)
                 return args[0].with_(payload=grid, payload_key=("list-of", grid.sort.value, grid.roles, grid.products,
                                                                 grid.recent))
-            grids = list(args[0].payload) if len(args) == 1 and args[0].sort is Sort.TUPLE else list(args)
+            grids = list(args[0].payload) if len(args) == 1 and args[0].sort is Sort.TUPLE \
+                and isinstance(args[0].payload, tuple) else list(args)
             n = len(grids)
             outs = tuple(g.with_(ndim=n, axis=i - n) for i, g in enumerate(grids))
             return Value(sort=Sort.TUPLE, payload=outs, payload_key=outs)
@@ -3493,7 +3497,7 @@ class Interpreter:
             last_is_pattern = bool(node.args) and isinstance(node.args[-1], ast.Constant) \
                 and isinstance(node.args[-1].value, str)
             operands = operands[:-1] if last_is_pattern else operands[1:]
-            if len(operands) == 1 and operands[0][0].sort is Sort.TUPLE:
+            if len(operands) == 1 and operands[0][0].sort is Sort.TUPLE and isinstance(operands[0][0].payload, tuple):
                 elts = operands[0][1].elts if isinstance(operands[0][1], (ast.List, ast.Tuple)) else []
                 operands = list(zip(operands[0][0].payload, elts))
         elif name in ("baddbmm", "addbmm", "addmm", "addmv", "addr"):
@@ -3865,6 +3869,9 @@ class Interpreter:
             rounded = None
         after = value.with_(sort=Sort.TENSOR, prec=prec, origin=origin, rounded=rounded,
                             series=series_ops.rounded(value.series, prec, float16),
+                            # integers made float32 or wider stay whole numbers (below 2 ** 24)
+                            whole=value.whole or value.prec is Prec.INT and prec.is_float32_or_better
+                            and value.extent is not None,
                             # ``.to(arg)`` of an arg that may be a device keeps a complex tensor complex
                             is_complex=target.is_complex or value.is_complex and (
                                 target.payload_key == CALLERS_DTYPE or prec is Prec.UNKNOWN),
@@ -4259,6 +4266,14 @@ def _whole_extent(op: ast.operator, left: Value, right: Value) -> Optional[int]:
     literals holds (NaN flags: ``isnan(x) * -2.0 + isinf(x) * 4.0`` holds magnitudes up to 6), kept
     only while every 16-bit dtype holds them exactly: past that, how many stay distinct depends on
     which numbers they are."""
+    if isinstance(op, (ast.Mod, ast.FloorDiv)) and left.is_tensor:
+        # a whole grid wrapped or floor-divided by a whole literal: whole numbers still, below the
+        # literal (``cell % side``: the columns) or below the bound divided (``cell // side``: the rows)
+        bound, divisor = _whole_bound(left), _const_number(right)
+        if bound is None or divisor is None or not float(divisor).is_integer() or divisor < 1:
+            return None
+        largest = int(divisor) - 1 if isinstance(op, ast.Mod) else bound // int(divisor)
+        return largest + 1 if largest <= BF16_EXACT_UP_TO else None
     if not isinstance(op, (ast.Add, ast.Sub, ast.Mult)) or not (left.is_tensor or right.is_tensor):
         return None
     bounds = [_whole_bound(v) for v in (left, right)]

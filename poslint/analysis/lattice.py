@@ -409,13 +409,6 @@ def merge(a: Value, b: Value) -> Value:
     # what they are is the same)
     payload = (worse.payload if worse.payload is not None else other.payload) if same_key else \
         a.payload if a.payload is not None and a.payload == b.payload else None
-    if worse.prec in (Prec.LOW, Prec.CONVERTED) and other.prec.is_float32_or_better and worse.is_tensor \
-            and other.is_tensor:
-        # Only the 16-bit path rounds: what it loses is measured on its own range (a converted
-        # buffer of a 14 x 14 grid's coordinates, else fresh float32 coordinates of any size).
-        measured_a = measured_b = worse
-    else:
-        measured_a, measured_b = a, b
     return worse.with_(
         roles=a.roles | b.roles,
         rounded=worse.rounded or other.rounded,
@@ -425,21 +418,18 @@ def merge(a: Value, b: Value) -> Value:
         axis=a.axis if a.axis == b.axis else None,
         # A grid that is full [.., S, S] on some path may be full.
         thin=a.thin if a.thin == b.thin else (False if False in (a.thin, b.thin) else None),
-        extent=max(measured_a.extent, measured_b.extent)
-        if measured_a.extent is not None and measured_b.extent is not None else None,
-        whole=measured_a.whole and measured_b.whole,
-        dyadic=measured_a.dyadic and measured_b.dyadic,
+        extent=max(a.extent, b.extent) if a.extent is not None and b.extent is not None else None,
+        whole=a.whole and b.whole,
+        dyadic=a.dyadic and b.dyadic,
         total=a.total and b.total,
-        magnitude=max(measured_a.magnitude, measured_b.magnitude)
-        if measured_a.magnitude is not None and measured_b.magnitude is not None else None,
-        interval=(min(measured_a.interval[0], measured_b.interval[0]),
-                  max(measured_a.interval[1], measured_b.interval[1]))
-        if measured_a.interval is not None and measured_b.interval is not None else None,
+        magnitude=max(a.magnitude, b.magnitude) if a.magnitude is not None and b.magnitude is not None else None,
+        interval=(min(a.interval[0], b.interval[0]), max(a.interval[1], b.interval[1]))
+        if a.interval is not None and b.interval is not None else None,
         on_cpu=a.on_cpu and b.on_cpu,
         cpu_literal=a.cpu_literal and b.cpu_literal,
         grids=a.grids | b.grids,
         axes=a.axes if a.axes == b.axes else None,
-        series=measured_a.series if measured_a.series == measured_b.series else None,
+        series=a.series if a.series == b.series else None,
         # (fixed by the module's constants on every path, or not at all)
         products=(a.products | b.products) - ({MODULE_CONSTANT} - (a.products & b.products)),
         recent=a.recent | b.recent,
