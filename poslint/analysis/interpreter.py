@@ -2472,6 +2472,13 @@ class Interpreter:
             # frequencies (perceiver's Fourier bands ``linspace(1, max_freq / 2, n)``).
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _channel_vector(a) else (b, b_node, a, a_node)
             factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.FREQS})
+        elif op in ("outer", "ger") and self.sinks.rotation(key) and is_grid(a) and is_grid(b) \
+                and not _only_symmetric_grids(b, self.symmetric_grids):
+            # ``outer(positions, bands)`` of two grids into cos and sin: the second lies along the
+            # result's last axis, the channels, so it is the frequencies (an axial rotary's
+            # ``linspace(1, max_freq / 2, n) * pi``)
+            factor, factor_node, pos, pos_node = b, b_node, a, a_node
+            factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.FREQS})
         elif key in self.sinks.attention and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a) \
                 and not _filled_only(a if is_grid(a) else b) and op not in SAME_DTYPE_PRODUCTS:
             # A position grid times something unknown, handed to attention as a bias: the
