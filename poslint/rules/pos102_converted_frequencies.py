@@ -1,6 +1,7 @@
 import ast
 
 from poslint.analysis import Prec, Role
+from poslint.analysis.lattice import BF16_EXACT_UP_TO
 from poslint.fix.blocks import float32_copy_fix, float32_site_fix, make_float32, module_tensor_name, torch_attr
 from poslint.rules.base import Finding, Rule
 from poslint.rules.consequences import ANGLE_ERROR_AT_8K, grid_extent, rounded_frequencies, when
@@ -206,7 +207,8 @@ class Rotary(torch.nn.Module):
             if factor.prec is Prec.CONVERTED:
                 # (integer positions take the frequencies' dtype in the product: they are rounded too)
                 promoted = " and the integer positions the product promotes to their dtype" \
-                    if product.positions.prec is Prec.INT and product.positions.is_tensor else ""
+                    if product.positions.prec is Prec.INT and product.positions.is_tensor \
+                    and (extent is None or extent > BF16_EXACT_UP_TO + 1) else ""
                 message = (f"frequencies from {factor.origin.reason} enter the angle product unconverted; "
                            f"model.to(torch.bfloat16) rounds them{promoted}, and {consequence}")
                 fix = None if product.one_dtype and product.positions.prec.may_be_16bit else \
