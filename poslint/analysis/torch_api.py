@@ -193,7 +193,6 @@ MIXED_PRECISION_POLICIES = frozenset({"torch.distributed.fsdp.MixedPrecisionPoli
                                       "torch.distributed.fsdp._fully_shard.MixedPrecisionPolicy"})
 
 CONVERSION_HOOKS = frozenset({"_apply", "to", "half", "bfloat16", "float", "type"})
-# nn.Module methods that return the module itself (``Fourier(n).to(dtype=torch.float32)``, ``.eval()``).
 # What every ``nn.Module`` has without defining it (its public methods and attributes): a read of
 # any other name that nothing defines raises AttributeError.
 MODULE_MEMBERS = frozenset({
@@ -207,9 +206,9 @@ MODULE_MEMBERS = frozenset({
     "register_state_dict_pre_hook", "requires_grad_", "set_extra_state", "set_submodule", "share_memory",
     "state_dict", "to", "to_empty", "train", "training", "type", "xpu", "zero_grad"})
 # Calls that set an attribute whose name is an argument (the second for ``setattr``).
-ATTRIBUTE_SETTERS = frozenset({"setattr", "register_buffer", "register_parameter", "add_module", "register_module",
-                               "__setattr__"})
+ATTRIBUTE_SETTERS = frozenset(MODULE_REGISTRATIONS) | {"setattr", "add_module", "register_module", "__setattr__"}
 
+# nn.Module methods that return the module itself (``Fourier(n).to(dtype=torch.float32)``, ``.eval()``).
 MODULE_RETURNING_SELF = frozenset({"to", "half", "bfloat16", "float", "double", "type", "cuda", "cpu", "xpu",
                                    "eval", "train", "requires_grad_", "apply", "to_empty", "zero_grad", "share_memory"})
 
