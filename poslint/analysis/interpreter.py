@@ -2472,12 +2472,13 @@ class Interpreter:
             # frequencies (perceiver's Fourier bands ``linspace(1, max_freq / 2, n)``).
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _channel_vector(a) else (b, b_node, a, a_node)
             factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.FREQS})
-        elif op in ("outer", "ger") and self.sinks.rotation(key) and is_grid(a) and is_grid(b) \
-                and not _only_symmetric_grids(b, self.symmetric_grids):
-            # ``outer(positions, bands)`` of two grids into cos and sin: the second lies along the
-            # result's last axis, the channels, so it is the frequencies (an axial rotary's
-            # ``linspace(1, max_freq / 2, n) * pi``)
-            factor, factor_node, pos, pos_node = b, b_node, a, a_node
+        elif self.sinks.rotation(key) and is_grid(a) and is_grid(b) and _channel_operand(op, node) is not None \
+                and not _only_symmetric_grids((a, b)[_channel_operand(op, node)], self.symmetric_grids):
+            # ``outer(positions, bands)`` of two grids into cos and sin (or an einsum that sums
+            # nothing, ``"..., f -> ... f"``): the operand that gives the result's last axis, the
+            # channels, is the frequencies (an axial rotary's ``linspace(1, max_freq / 2, n) * pi``)
+            factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if _channel_operand(op, node) \
+                else (a, a_node, b, b_node)
             factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.FREQS})
         elif key in self.sinks.attention and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a) \
                 and not _filled_only(a if is_grid(a) else b) and op not in SAME_DTYPE_PRODUCTS:
@@ -4557,25 +4558,49 @@ def _einsum_pattern(node: ast.Call) -> Optional[str]:
     return next((a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)), None)
 
 
-def _summed_indices(node: ast.Call) -> Set[str]:
-    """The indices an einsum with an explicit output (``"bcx,ocx->box"``) sums over: c and x.
-    torch's pattern comes first and names each axis by a letter; einops' comes last and names
-    them by words (``"b n d, d f -> b n f"``)."""
+def _einsum_axes(node: ast.Call) -> Optional[Tuple[List[List[str]], Optional[List[str]]]]:
+    """Each operand's axes and the output's (None where torch's output is implicit) as an einsum's
+    literal pattern names them. torch's pattern comes first and names each axis by a letter;
+    einops' comes last and names them by words (``"b n d, d f -> b n f"``); ``...`` names none."""
     pattern = _einsum_pattern(node)
     if pattern is None:
-        return set()
-    if "->" not in pattern:  # torch's implicit output: the indices that appear once; the others are summed
-        letters = [c for c in pattern if c.isalpha()]
-        return {c for c in letters if letters.count(c) > 1}
-    inputs, output = pattern.split("->", 1)
+        return None
+    inputs, arrow, output = pattern.partition("->")
     words = bool(node.args) and isinstance(node.args[-1], ast.Constant) and node.args[-1].value == pattern \
         and not (isinstance(node.args[0], ast.Constant) and node.args[0].value == pattern)
 
-    def axes(text: str) -> Set[str]:
+    def axes(text: str) -> List[str]:
         text = text.replace("...", " ")
-        return set(text.replace(",", " ").split()) if words else set(text.replace(",", "").replace(" ", ""))
+        return text.split() if words else [c for c in text if c.isalpha()]
 
-    return axes(inputs) - axes(output)
+    return [axes(part) for part in inputs.split(",")], (axes(output) if arrow else None)
+
+
+def _summed_indices(node: ast.Call) -> Set[str]:
+    """The indices an einsum sums over: c and x of ``"bcx,ocx->box"``; with torch's implicit
+    output, the indices that appear more than once."""
+    parsed = _einsum_axes(node)
+    if parsed is None:
+        return set()
+    operands, output = parsed
+    letters = [axis for axes in operands for axis in axes]
+    if output is None:
+        return {c for c in letters if letters.count(c) > 1}
+    return set(letters) - set(output)
+
+
+def _channel_operand(op: str, node: ast.AST) -> Optional[int]:
+    """Which of two operands gives the last axis of a product that sums over nothing: outer's
+    second; an einsum's by its output (``"..., f -> ... f"``: the second; ``"j,i->ij"``: the first)."""
+    if op in ("outer", "ger"):
+        return 1
+    if op != "einsum" or not isinstance(node, ast.Call) or _summed_indices(node):
+        return None
+    parsed = _einsum_axes(node)
+    if parsed is None or not parsed[1] or len(parsed[0]) != 2:
+        return None
+    holders = [i for i, axes in enumerate(parsed[0]) if parsed[1][-1] in axes]
+    return holders[0] if len(holders) == 1 else None
 
 
 def _einops_axes(pattern: str, value: Value) -> Dict[str, Optional[int]]:
