@@ -291,6 +291,22 @@ def test_project_prefilter_clears_files_that_import_nothing_that_matters(tmp_pat
     assert not files.imports_may_matter(user.format("dim"))
 
 
+def test_a_class_whose_import_resolves_to_itself_is_no_cycle(tmp_path):
+    # A vendored copy that subclasses the package it wraps under the same dotted name
+    # (``from vendor.transports.params import Params as _Params`` inside vendor/transports/params.py):
+    # found in the tree, the base is the class itself; the prefilter once recursed on it.
+    folder = tmp_path / "proj" / "agents" / "vendor" / "transports"
+    folder.mkdir(parents=True)
+    for package in (tmp_path / "proj", tmp_path / "proj" / "agents", folder.parent, folder):
+        (package / "__init__.py").write_text("")
+    (folder / "params.py").write_text("from vendor.transports.params import Params as _Params\n\n\n"
+                                      "class Params(_Params):\n    flag: bool = True\n")
+    result = subprocess.run([sys.executable, "-m", "poslint", "--no-cache", "-j", "1", str(tmp_path / "proj")],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert "internal error" not in result.stderr
+
+
 def test_relative_imports_resolve_against_the_package():
     import ast
 

@@ -478,7 +478,12 @@ class _Definitions:
             return True
         return any(self._search(m, n, visited) for m, n in definition.mentioned)
 
-    def _class_matters(self, definition: "_Definition", used: Set[str]) -> bool:
+    def _class_matters(self, definition: "_Definition", used: Set[str],
+                       seen: Optional[Set[Tuple[str, str]]] = None) -> bool:
+        """Whether the members of a class that ``used`` names, or its bases', may hold a finding.
+        ``seen`` holds the bases already visited: a base found by an import that resolves to
+        the importing class itself (a vendored copy shadowing the package it wraps) is a cycle."""
+        seen = set() if seen is None else seen
         selected = {""} | (set(definition.members) & used) | {
             name for name, member in definition.members.items() if member.sets & used}
         pending = list(selected)
@@ -491,9 +496,12 @@ class _Definitions:
             if member.verdict or any(self._memoised(m, n) for m, n in member.mentioned):
                 return True
         for base_module, base_name in definition.bases:  # inherited methods the file may call
+            if (base_module, base_name) in seen:
+                continue
+            seen.add((base_module, base_name))
             base = self._definition(base_module, base_name)
             if isinstance(base, _Definition) and base.members is not None:
-                if self._class_matters(base, used):
+                if self._class_matters(base, used, seen):
                     return True
             elif base and self._memoised(base_module, base_name):
                 return True
