@@ -157,6 +157,9 @@ CASES = [
     Case(ROPE + "yarn.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "yarn__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "wrapped_positions_in_buffer_dtype.py", kind="rotary", expect="collide"),
+    # linear pixel bands (up to 5 pi) over a 256-step axis: exact positions, rounded bands
+    Case(ROPE + "linear_bands_outer.py", kind="rotary", expect="fail", where=HALF, seq_len=256),
+    Case(ROPE + "linear_bands_einsum.py", kind="rotary", expect="fail", where=HALF + CUDA, seq_len=256),
     Case(ROPE + "ok_arange_indexing.py", kind="rotary", expect="pass"),
     Case(ROPE + "ok_autocast_disabled.py", kind="rotary", expect="pass"),
     Case(ROPE + "ok_autocast_disabled_decorator.py", kind="rotary", expect="pass"),

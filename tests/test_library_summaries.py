@@ -288,3 +288,20 @@ def test_module_members_are_what_nn_module_defines():
     public = {name for name in set(dir(nn.Module)) | set(vars(module)) if not name.startswith("_")}
     assert public <= MODULE_MEMBERS
     assert MODULE_RETURNING_SELF <= MODULE_MEMBERS
+
+
+def test_layer_parameters_are_what_the_torch_layers_hold():
+    # ``layer.weight`` of these layers is read as a parameter that module.to() converts.
+    import importlib
+
+    nn = pytest.importorskip("torch").nn
+    from poslint.analysis.torch_api import LAYER_PARAMETERS
+
+    arguments = {"Linear": (4, 4), "Bilinear": (4, 4, 4), "Embedding": (4, 4), "EmbeddingBag": (4, 4),
+                 "LayerNorm": (4,), "GroupNorm": (2, 4), "RMSNorm": (4,)}
+    for qual, names in LAYER_PARAMETERS.items():
+        where, name = qual.rsplit(".", 1)
+        cls = getattr(importlib.import_module(where), name)
+        assert issubclass(cls, nn.Module)
+        layer = cls(*arguments.get(name, (4, 4, 3)))
+        assert set(names) == {n for n, _ in layer.named_parameters()}, qual

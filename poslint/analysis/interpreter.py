@@ -66,7 +66,7 @@ from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_state, negated, operand_identity, power_role, sign_of,
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
-from poslint.analysis.torch_api import (TORCH_MODULE_BASES, MODULE_RETURNING_SELF, IN_PLACE_ELEMENTWISE, BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
+from poslint.analysis.torch_api import (TORCH_MODULE_BASES, MODULE_RETURNING_SELF, IN_PLACE_ELEMENTWISE, BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, LAYER_PARAMETERS, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, PYTHON_TYPE_DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, PARAMETER_CONTAINERS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_AVAILABILITY, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
@@ -188,6 +188,21 @@ class _LinearModule:
     which ``module.to()`` converts with the module that holds it."""
 
     in_features: Optional[int]
+
+
+@dataclass(frozen=True)
+class _TorchLayer:
+    """A torch layer of ``LAYER_PARAMETERS`` other than ``nn.Linear`` (``nn.Embedding(n, d)``):
+    its parameters are read by name; calling it is not modelled."""
+
+    qual: str
+
+
+def _layer_parameters(payload: object) -> Tuple[str, ...]:
+    """The names under which a torch layer built here holds its parameters."""
+    if isinstance(payload, _LinearModule):
+        return LAYER_PARAMETERS["torch.nn.Linear"]
+    return LAYER_PARAMETERS[payload.qual] if isinstance(payload, _TorchLayer) else ()
 
 
 # ``nn.Dropout(p)``, ``nn.Identity()``: called, the input comes back.
@@ -1665,6 +1680,8 @@ class Interpreter:
             return UNKNOWN
         if isinstance(owner.payload, _TransformersRotary) and node.attr in LIBRARY[owner.payload.qual].buffers:
             return self._transformers_rotary_buffer(node, owner.payload, frame)
+        if node.attr in _layer_parameters(owner.payload):
+            return self._layer_parameter(node, frame)
         if owner.sort is Sort.CALLABLE and isinstance(owner.payload, ClassInfo):
             # ``Alibi.gen_slopes(...)``: a static method called through its class.
             method = owner.payload.lookup_method(node.attr)
@@ -2436,6 +2453,14 @@ class Interpreter:
             factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.HARMONICS})
             self.guessed.add(key)
         elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a) \
+                and _channel_operand(op, node) == (0 if is_grid(a) else 1):
+            # A grid that gives the channels of a product summing nothing (``outer(t, bands)``,
+            # ``einsum("j,i->ij", bands, t)``) times an input, into cos and sin: the grid indexes
+            # the channels, so it is the frequencies and the input the coordinates.
+            factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if is_grid(a) else (b, b_node, a, a_node)
+            factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.FREQS})
+            self.guessed.add(key)
+        elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a) \
                 and not _only_symmetric_grids(a if is_grid(a) else b, self.symmetric_grids) \
                 and not (b if is_grid(a) else a).products & {PHASE, UNIFORM_DRAW}:
             # A position grid times something unknown, into cos/sin: that something is frequencies,
@@ -3078,6 +3103,16 @@ class Interpreter:
             return tensor(Prec.CONVERTED, Origin.at(node, reason, Prec.CONVERTED), roles=frozenset({Role.FREQS}))
         return tensor(Prec.F32, Origin.at(node, reason, Prec.F32), roles=frozenset({Role.FREQS}))
 
+    def _layer_parameter(self, node: ast.Attribute, frame: Frame) -> Value:
+        """``layer.weight`` of a torch layer built here: a parameter drawn at random, in the default
+        dtype at construction, converted with the module that holds the layer by forward."""
+        reason = f"parameter '{self.facts.source(node).removeprefix('self.')}'"
+        if frame.runtime and not frame.at_construction:
+            held = tensor(Prec.CONVERTED, Origin.at(node, reason, Prec.CONVERTED))
+        else:
+            held = self.default_tensor(node, frame, reason)
+        return held.with_(products=frozenset({RANDOM_DRAW}))
+
     def _embed_timesteps(self, call: ast.Call, timesteps: Sequence[Tuple[Value, ast.AST]], frame: Frame) -> None:
         """A library's sinusoidal embedding of each of ``timesteps`` (diffusers' ``Timesteps``; the
         value and the node that passes it): each, upcast inside, times float32 frequencies into cos
@@ -3175,6 +3210,8 @@ class Interpreter:
         if qual in LINEAR_MODULES:
             width = _const_number(args[0] if args else kwargs.get("in_features", UNKNOWN))
             return _linear_module(width if isinstance(width, int) else None)
+        if qual in LAYER_PARAMETERS:
+            return Value(sort=Sort.CALLABLE, payload=_TorchLayer(qual), payload_key=("torch layer", qual))
         if qual in VALUE_PRESERVING_MODULES:
             return VALUE_PRESERVING
         if qual in MODULE_LISTS:

@@ -176,6 +176,18 @@ PARAMETER_CONTAINERS = frozenset({"torch.nn.ParameterList", "torch.nn.ParameterD
                                   "torch.nn.modules.container.ParameterDict"})
 # A module whose call is ``F.linear(x, weight, bias)`` with a parameter it initialises at random.
 LINEAR_MODULES = frozenset({"torch.nn.Linear", "torch.nn.modules.linear.Linear"})
+# Layers and the parameters they hold under fixed names (``nn.Embedding(n, d).weight``), which
+# ``module.to()`` converts with the module that holds the layer.
+LAYER_PARAMETERS = {
+    "torch.nn.Linear": ("weight", "bias"), "torch.nn.modules.linear.Linear": ("weight", "bias"),
+    "torch.nn.Bilinear": ("weight", "bias"), "torch.nn.Embedding": ("weight",), "torch.nn.EmbeddingBag": ("weight",),
+    "torch.nn.Conv1d": ("weight", "bias"), "torch.nn.Conv2d": ("weight", "bias"), "torch.nn.Conv3d": ("weight", "bias"),
+    "torch.nn.ConvTranspose1d": ("weight", "bias"), "torch.nn.ConvTranspose2d": ("weight", "bias"),
+    "torch.nn.ConvTranspose3d": ("weight", "bias"), "torch.nn.LayerNorm": ("weight", "bias"),
+    "torch.nn.GroupNorm": ("weight", "bias"), "torch.nn.RMSNorm": ("weight",),
+    "torch.nn.BatchNorm1d": ("weight", "bias"), "torch.nn.BatchNorm2d": ("weight", "bias"),
+    "torch.nn.BatchNorm3d": ("weight", "bias"),
+}
 # Modules whose call hands its input back, as far as precision and role go (dropout scales values
 # during training only): what it is called on keeps what it was (a phase stays a phase).
 VALUE_PRESERVING_MODULES = frozenset({"torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d",

@@ -169,11 +169,13 @@ ROLE_BIRTHS_REVIEWED = {
     # FREQS again: guessed angles (a product with FREQS) that positions multiply, blended frequencies;
     # and a growing power (GROWTH, GROWTH2: the power of (4)) that positions multiply into cos/sin;
     # FREQS again: of two POSITIONS grids into cos/sin, the vector along the last axis, or the
-    # second operand of ``outer`` (sink and positional words of (1)); and a growing table the module holds times an input into cos/sin
-    # (the power of (4), and a sink word); FREQS again: a geometric table (SLOPES, from the power
-    # of (4)) whose product reaches cos/sin (a sink word)
-    "product": ("ANGLES", "BIAS", "FREQS", "FREQS", "FREQS", "FREQS", "FREQS", "FREQS", "FREQS", "POSITIONS",
-                "SLOPES"),
+    # operand giving the channels of ``outer`` or an einsum that sums nothing (sink and positional
+    # words of (1)); a POSITIONS grid giving those channels times an input into cos/sin (likewise);
+    # and a growing table the module holds times an input into cos/sin (the power of (4), and a
+    # sink word); FREQS again: a geometric table (SLOPES, from the power of (4)) whose product
+    # reaches cos/sin (a sink word)
+    "product": ("ANGLES", "BIAS", "FREQS", "FREQS", "FREQS", "FREQS", "FREQS", "FREQS", "FREQS", "FREQS",
+                "POSITIONS", "SLOPES"),
     # roles.TABLE_ROLES: a constant that tests and removes roles (a table's spacings), gives none
     "<module>": ("FREQS", "SLOPES"),
     # FREQS: exp of POSITIONS/FREQ_INDEX (3), exp of a linspace of logarithms (3), reciprocal of a growth
