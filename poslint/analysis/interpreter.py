@@ -386,6 +386,7 @@ class Interpreter:
         self._seen_facts: Set[tuple] = set()
         self._integer_names: Dict[int, Set[str]] = {}
         self._complex_names: Dict[int, Set[str]] = {}
+        self._state_aliases: Dict[int, Set[str]] = {}
         self._kinds_by_function: Dict[int, Dict[str, Set[str]]] = {}
         self.sinks = Sinks()  # where products end up, kept across rounds
         self._kept_looked_up: Set[int] = set()  # classes whose keep-in-float32 lists elsewhere are known
@@ -2001,6 +2002,27 @@ class Interpreter:
             self._complex_names[id(fn.node)] = names
         return self._complex_names[id(fn.node)]
 
+    def _aliases_of_own_state(self, fn: Optional[FunctionInfo]) -> Set[str]:
+        """Locals of ``fn`` that every assignment binds to an attribute of the instance
+        (``f = self.freq``, ``f = self.freq.to(x.device)``, ``f = self.a if long else self.b``):
+        module state under another name, whose dtype is the state's, not the activations'."""
+        if fn is None:
+            return set()
+        if id(fn.node) not in self._state_aliases:
+            bound: Dict[str, bool] = {}
+            for node in walk(fn.node):
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For)) else []
+                for target in targets:
+                    for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
+                        own = isinstance(node, ast.Assign) and isinstance(target, ast.Name) \
+                            and all(map(_reads_own_attribute, _alternatives(node.value)))
+                        bound[name] = bound.get(name, True) and own
+            spec = fn.node.args
+            params = {a.arg for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs, spec.vararg, spec.kwarg) if a}
+            self._state_aliases[id(fn.node)] = {name for name, own in bound.items() if own and name not in params}
+        return self._state_aliases[id(fn.node)]
+
     def dtype_of(self, owner: Value, owner_node: ast.AST, frame: Frame) -> Value:
         if owner.prec in (Prec.UNKNOWN, Prec.ACTIVATION) and isinstance(owner_node, ast.Name) \
                 and owner_node.id in _declared_integers(frame.function):
@@ -2014,7 +2036,8 @@ class Interpreter:
             # (its payload: where the tensor's own dtype was decided, which a cast to it follows)
             return dtype_value(owner.prec, Origin.at(owner_node, reason, owner.prec, float16=float16),
                                is_complex=owner.is_complex).with_(payload=owner.origin)
-        if owner.sort in (Sort.TENSOR, Sort.OTHER) and not is_self_attr(owner_node):
+        if owner.sort in (Sort.TENSOR, Sort.OTHER) and not is_self_attr(owner_node) \
+                and not (isinstance(owner_node, ast.Name) and owner_node.id in self._aliases_of_own_state(frame.function)):
             src = self.facts.source(owner_node)
             if isinstance(owner_node, ast.Name) and owner_node.id in self._used_as_integers(frame.function):
                 return dtype_value(Prec.INT, Origin.at(owner_node, f"the dtype of '{src}'", Prec.INT))
@@ -2326,6 +2349,11 @@ class Interpreter:
             value = value.with_(roles=value.roles | {Role.ROTARY_COMPLEX})
         if isinstance(op, ast.Mult) and Sort.PYCOMPLEX in (left.sort, right.sort) and value.is_tensor:
             value = value.with_(products=value.products | {IMAGINARY_MULTIPLE})
+        if isinstance(op, ast.Mult) and any(one.is_tensor and one.is_complex and not other.is_complex
+                                            and other.has(Role.ANGLES) for one, other in ((left, right), (right, left))):
+            # a complex tensor (a query viewed as complex) times real angles: rotated data, no angles
+            # (a rotation multiplies by exp(i * angle), never by the angle)
+            value = value.with_(roles=value.roles - {Role.ANGLES})
         if whole_extent is not None and value.origin is not None and value.origin.node is node:
             # isnan(x) * 2.0 takes the default dtype here, and holds 0 and 2: exactly
             value = value.with_(origin=replace(value.origin, exact=True))
@@ -4443,6 +4471,13 @@ def _own_state(value: Value, node: Optional[ast.AST]) -> bool:
     attribute read as such (``self.proj.to(x.device)``)."""
     return module_state(value) or value.is_tensor and not value.roles and value.prec is not Prec.INT \
         and _reads_own_attribute(node) and not (value.origin is not None and value.origin.cast)
+
+
+def _alternatives(node: ast.AST) -> List[ast.AST]:
+    """The expressions a conditional expression may give (``a if c else b``: a and b)."""
+    if isinstance(node, ast.IfExp):
+        return _alternatives(node.body) + _alternatives(node.orelse)
+    return [node]
 
 
 def _reads_own_attribute(node: Optional[ast.AST]) -> bool:
