@@ -28,7 +28,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 from poslint.analysis.facts import (WILDCARD, AttrRead, Borrowed, Cast, Creation, Handoff, ModuleFacts, Product, Site,
                                     Store, Trig, family_matches, node_key)
-from poslint.analysis.library_summaries import LIBRARY, LibrarySummary
+from poslint.analysis.library_summaries import LIBRARY, LOADED_ROTARY_BUFFERS, TRANSFORMERS_LOADERS, LibrarySummary
 from poslint.analysis.lattice import (
     BF16_EXACT_UP_TO,
     FP16_EXACT_UP_TO,
@@ -188,6 +188,33 @@ class _LinearModule:
     which ``module.to()`` converts with the module that holds it."""
 
     in_features: Optional[int]
+
+
+@dataclass(frozen=True)
+class _LoadedModel:
+    """A model transformers' loader returned here, or a part of one reached by attributes and
+    indexing: its rotary frequency buffers are float32 (library_summaries.LOADED_MODEL_CHECKED)
+    until a conversion here (``model.half()``, ``model.to(torch.bfloat16)``), ``converted``."""
+
+    converted: Optional[str] = None
+
+
+def _loaded_conversion(method: str, args: Sequence[Value], source: str, before: Optional[str]) -> Optional[str]:
+    """What a module method leaves of a loaded model's rotary buffers: the call that made them
+    16-bit (``source``), None for float32 again, or ``before`` (a move, ``eval()``)."""
+    if method in ("half", "bfloat16"):
+        return source
+    if method in ("float", "double"):
+        return None
+    dtype = next((a for a in args if a.sort is Sort.DTYPE and not a.is_complex), None)
+    if method in ("to", "type") and dtype is not None and dtype.prec is not Prec.UNKNOWN:
+        return None if dtype.prec.is_float32_or_better else source
+    return before
+
+
+def _loaded_model(converted: Optional[str] = None) -> Value:
+    # (no payload key: otherwise as opaque as any value the code does not type)
+    return Value(sort=Sort.OTHER, payload=_LoadedModel(converted))
 
 
 @dataclass(frozen=True)
@@ -1664,6 +1691,8 @@ class Interpreter:
         owner = self.eval(node.value, frame)
         if node.attr == "dtype":
             return self.dtype_of(owner, node.value, frame)
+        if isinstance(owner.payload, _LoadedModel):
+            return self._loaded_part(owner.payload, node)
         if node.attr in LOAD_DTYPE_ATTRIBUTES and owner.sort is Sort.OTHER:
             return self._load_dtype(node)
         if owner.sort is Sort.INSTANCE and isinstance(owner.payload, ClassInfo):
@@ -2064,8 +2093,8 @@ class Interpreter:
                 except IndexError:
                     return UNKNOWN
             return merge_all(value.payload) if value.payload else UNKNOWN
-        if value.sort is Sort.PYFLOAT or value.sort is Sort.PYINT:
-            return value
+        if value.sort is Sort.PYFLOAT or value.sort is Sort.PYINT or isinstance(value.payload, _LoadedModel):
+            return value  # (``model.layers[0]``: a part of a loaded model)
         if isinstance(value.payload, (_ModulesByName, _Keywords)):  # ``self.nets["embed"]``, ``kwargs["rotary"]``
             key = node.slice.value if isinstance(node.slice, ast.Constant) else None
             return value.payload.members.get(key, UNKNOWN) if isinstance(key, str) else UNKNOWN
@@ -2664,6 +2693,19 @@ class Interpreter:
             evaluated.update((id(k.value), kwargs[k.arg]) for k in node.keywords if k.arg)
             if is_autocast_off_call(node, self.names, lambda n: evaluated.get(id(n)) or self.eval(n, frame)):
                 return AUTOCAST_OFF
+        if isinstance(func, ast.Attribute) and func.attr in MODULE_RETURNING_SELF \
+                and self._rooted_in_loaded_model(func.value, frame):
+            receiver = self.eval(func.value, frame)
+            if isinstance(receiver.payload, _LoadedModel):
+                # ``model.half()``, ``model.to(torch.bfloat16)``: converted in place, and returned
+                source = self.facts.source(node)
+                converted = _loaded_conversion(func.attr, [*args, *kwargs.values()],
+                                               source if len(source) <= 60 else f".{func.attr}(...)",
+                                               receiver.payload.converted)
+                value = _loaded_model(converted)
+                if isinstance(func.value, ast.Name):
+                    frame.env[func.value.id] = value
+                return value
         if isinstance(func, ast.Attribute) and func.attr == "append" and len(args) == 1 \
                 and _is_module(args[0]) and is_self_attr(func.value) and frame.cls is not None:
             held = self.eval(func.value, frame)
@@ -3131,6 +3173,31 @@ class Interpreter:
             return tensor(Prec.CONVERTED, Origin.at(node, reason, Prec.CONVERTED), roles=frozenset({Role.FREQS}))
         return tensor(Prec.F32, Origin.at(node, reason, Prec.F32), roles=frozenset({Role.FREQS}))
 
+    def _rooted_in_loaded_model(self, node: ast.AST, frame: Frame) -> bool:
+        """Whether ``node`` names a model loaded here or a part of one (before evaluating it):
+        a local bound to one, or a loader's call, under attributes, indexing and method calls."""
+        while isinstance(node, (ast.Attribute, ast.Subscript)) or \
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr not in TRANSFORMERS_LOADERS:
+            node = node.func.value if isinstance(node, ast.Call) else node.value
+        if isinstance(node, ast.Name):
+            return isinstance(frame.env.get(node.id, UNKNOWN).payload, _LoadedModel)
+        qual = self.names.qualname(node.func) if isinstance(node, ast.Call) \
+            and isinstance(node.func, (ast.Name, ast.Attribute)) else None
+        return bool(qual) and qual.startswith("transformers.") and qual.rsplit(".", 1)[-1] in TRANSFORMERS_LOADERS
+
+    def _loaded_part(self, model: _LoadedModel, node: ast.Attribute) -> Value:
+        """An attribute of a model loaded here: a rotary module's frequency buffer, float32 unless
+        the model was converted here; any other part of the model, as a part of it."""
+        if node.attr not in LOADED_ROTARY_BUFFERS:
+            return _loaded_model(model.converted)
+        if model.converted is None:
+            return tensor(Prec.F32, Origin.at(node, f"buffer '{node.attr}' of a transformers model loaded here "
+                                                    f"(float32 at load)", Prec.F32), roles=frozenset({Role.FREQS}))
+        return tensor(Prec.CONVERTED, Origin.at(node, f"buffer '{node.attr}' of a transformers model converted "
+                                                      f"by {model.converted}", Prec.CONVERTED),
+                      roles=frozenset({Role.FREQS}))
+
     def _layer_parameter(self, node: ast.Attribute, frame: Frame) -> Value:
         """``layer.weight`` of a torch layer built here: a parameter drawn at random, in the default
         dtype at construction, converted with the module that holds the layer by forward."""
@@ -3265,6 +3332,8 @@ class Interpreter:
                 return Value(sort=Sort.CALLABLE, payload=_Chain(modules),
                              payload_key=("sequential",) + tuple(m.payload_key for m in modules))
             return UNKNOWN
+        if qual.startswith("transformers.") and name in TRANSFORMERS_LOADERS:
+            return _loaded_model()
         if qual in LIBRARY:
             return self.library_call(LIBRARY[qual].effect, node, args, kwargs, frame, LIBRARY[qual].time_position)
         if not qual.startswith("torch") and not qual.startswith("einops"):  # einops.einsum is torch's

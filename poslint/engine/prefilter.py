@@ -156,6 +156,8 @@ ROLE_BIRTHS_REVIEWED = {
     "_transformers_rotation": ("FREQS", "POSITIONS"),
     "_transformers_rotary_buffer": ("FREQS", "FREQS"),
     "_flash_rotation": ("FREQS", "POSITIONS"),  # flash-attention's RotaryEmbedding, by name: (2)
+    # a transformers loader's model, by name: the inv_freq read from it (a rotary word, (1))
+    "_loaded_part": ("FREQS", "FREQS"),
     "negated": ("ANGLES", "BIAS", "FREQS", "SLOPES"),  # reads roles only
     "_note_grid_axes": ("ANGLES", "ROTARY_COMPLEX"),  # reads roles only
     "power_role": ("FREQS", "SLOPES"),
