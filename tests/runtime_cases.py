@@ -157,6 +157,10 @@ CASES = [
     Case(ROPE + "yarn.py", kind="rotary", expect="fail", where=HALF),
     Case(ROPE + "yarn__fixed.py", kind="rotary", expect="pass"),
     Case(ROPE + "wrapped_positions_in_buffer_dtype.py", kind="rotary", expect="collide"),
+    # integer positions times a scale annotated float, under a loader's bf16 default
+    Case(ROPE + "scale_annotated_float.py", kind="rotary", expect="collide", where=DEFAULT_BF16),
+    # geometric distance bands in a plain attribute, made under a bf16 default
+    Case(ROPE + "distance_bands_plain_attribute.py", kind="rotary", expect="fail", where=DEFAULT_BF16),
     # linear pixel bands (up to 5 pi) over a 256-step axis: exact positions, rounded bands
     Case(ROPE + "linear_bands_outer.py", kind="rotary", expect="fail", where=HALF, seq_len=256),
     Case(ROPE + "linear_bands_einsum.py", kind="rotary", expect="fail", where=HALF + CUDA, seq_len=256),
