@@ -269,3 +269,33 @@ def test_detr_valid_ratios_selected_by_index_are_no_frequencies(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "POS102" not in proc.stdout, proc.stdout
+
+
+LOADED_PROBE = """
+import sys, torch
+from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=1, num_attention_heads=2,
+                     num_key_value_heads=2, vocab_size=100)
+LlamaForCausalLM(config).save_pretrained(sys.argv[1])
+
+def rotary(model):
+    inner = model.model
+    return inner.rotary_emb if hasattr(inner, "rotary_emb") else inner.layers[0].self_attn.rotary_emb
+
+loaded = AutoModelForCausalLM.from_pretrained(sys.argv[1], torch_dtype=torch.bfloat16)
+built = AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16)
+print(loaded.lm_head.weight.dtype, rotary(loaded).inv_freq.dtype, rotary(built).inv_freq.dtype)
+loaded.half()
+print(rotary(loaded).inv_freq.dtype)
+"""
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_loaded_model_keeps_its_rotary_frequencies_float32(version, tmp_path):
+    # What poslint assumes of a model transformers' loaders return (library_summaries.TRANSFORMERS_LOADERS):
+    # weights in the load dtype, rotary inv_freq float32 until the model is converted.
+    env = dict(os.environ, PYTHONPATH=str(_release_dir(version)))
+    run = subprocess.run([sys.executable, "-c", LOADED_PROBE, str(tmp_path / "model")], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["torch.bfloat16", "torch.float32", "torch.float32", "torch.float16"]

@@ -193,7 +193,7 @@ class _LinearModule:
 @dataclass(frozen=True)
 class _LoadedModel:
     """A model transformers' loader returned here, or a part of one reached by attributes and
-    indexing: its rotary frequency buffers are float32 (library_summaries.LOADED_MODEL_CHECKED)
+    indexing: its rotary frequency buffers are float32 (library_summaries.TRANSFORMERS_LOADERS)
     until a conversion here (``model.half()``, ``model.to(torch.bfloat16)``), ``converted``."""
 
     converted: Optional[str] = None
