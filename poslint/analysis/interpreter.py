@@ -66,7 +66,7 @@ from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_state, negated, operand_identity, power_role, sign_of,
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
-from poslint.analysis.torch_api import (TORCH_MODULE_BASES, MODULE_RETURNING_SELF, IN_PLACE_ELEMENTWISE, BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, LAYER_PARAMETERS, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
+from poslint.analysis.torch_api import (TORCH_MODULE_BASES, MODULE_RETURNING_SELF, IN_PLACE_ELEMENTWISE, BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, LAYER_PARAMETERS, NUMPY_FLOAT_PRECS, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, PYTHON_TYPE_DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, PARAMETER_CONTAINERS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_AVAILABILITY, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
@@ -188,6 +188,8 @@ class _LinearModule:
     which ``module.to()`` converts with the module that holds it."""
 
     in_features: Optional[int]
+    # A weight the module assigned over the random one (``self.proj.weight = nn.Parameter(table)``)
+    weight: Optional[Value] = None
 
 
 @dataclass(frozen=True)
@@ -225,6 +227,10 @@ class _TorchLayer:
     qual: str
 
 
+# The payload key of a torch layer's parameter read by name (``self.proj.weight``).
+LAYER_PARAMETER = "layer parameter"
+
+
 def _layer_parameters(payload: object) -> Tuple[str, ...]:
     """The names under which a torch layer built here holds its parameters."""
     if isinstance(payload, _LinearModule):
@@ -236,8 +242,9 @@ def _layer_parameters(payload: object) -> Tuple[str, ...]:
 VALUE_PRESERVING = Value(sort=Sort.CALLABLE, payload_key="value-preserving module")
 
 
-def _linear_module(in_features: Optional[int]) -> Value:
-    return Value(sort=Sort.CALLABLE, payload=_LinearModule(in_features), payload_key=("linear-module", in_features))
+def _linear_module(in_features: Optional[int], weight: Optional[Value] = None, where: object = None) -> Value:
+    return Value(sort=Sort.CALLABLE, payload=_LinearModule(in_features, weight),
+                 payload_key=("linear-module", in_features, where))
 
 
 # A Linear of this many inputs at most projects coordinates (a time, x and y, x y z): into cos and sin,
@@ -1415,6 +1422,14 @@ class Interpreter:
             # ``self.periods.data = t``: the buffer registered empty now holds t, in t's dtype
             storage = self._attr_storage(frame.cls, target.value.attr)
             self.store_attr(frame, target.value.attr, storage, value, target, value_node)
+        elif isinstance(target, ast.Attribute) and target.attr == "weight" and is_self_attr(target.value) \
+                and frame.cls is not None and value.is_tensor \
+                and isinstance(frame.env.get(f"self.{target.value.attr}", UNKNOWN).payload, _LinearModule):
+            # ``self.proj.weight = nn.Parameter(table)``: the layer multiplies by that table from now
+            # on, a parameter still (a time encoder's fixed frequencies, TGN-like)
+            layer = frame.env[f"self.{target.value.attr}"].payload
+            self.assign_attr(frame, target.value.attr, _linear_module(layer.in_features, value, node_key(target)),
+                             target.value, value_node)
         elif isinstance(target, ast.Attribute) and is_self_attr(target.value) and frame.cls is not None \
                 and frame.runtime and value.is_tensor:
             # ``self.rotary.inv_freq = t`` in forward: what the part's next call reads (after any
@@ -2059,6 +2074,10 @@ class Interpreter:
             # outweighs an assumed activation dtype (trusted for the dtype read only: transformers
             # annotates some float embeddings so)
             return dtype_value(Prec.INT, Origin.at(owner_node, f"the dtype of '{owner_node.id}'", Prec.INT))
+        if owner.payload_key == LAYER_PARAMETER:
+            # ``dtype=self.proj.weight.dtype``: the dtype the model's layers run in, the activations'
+            return dtype_value(Prec.ACTIVATION, Origin.at(
+                owner_node, f"the activation dtype ({self.facts.source(owner_node)}.dtype)", Prec.ACTIVATION))
         if owner.sort is Sort.TENSOR and owner.prec not in (Prec.UNKNOWN,):
             reason = f"the dtype of {_describe(owner, self.facts.source(owner_node))}"
             float16 = owner.prec is Prec.LOW and owner.origin is not None and owner.origin.float16
@@ -2996,7 +3015,7 @@ class Interpreter:
                 return self.call(forward, args, kwargs, callee, frame, handed=_stored_on_part(frame.env, site))
         if isinstance(payload, _LinearModule) and args and frame.runtime and isinstance(self._call_site, ast.Call) \
                 and self._call_site.args:
-            return self._linear_call(self._call_site, args[0], payload.in_features, frame)
+            return self._linear_call(self._call_site, args[0], payload, frame)
         if isinstance(payload, _LibraryHelper) and isinstance(self._call_site, ast.Call):
             summary = LIBRARY[payload.qual]
             return self.library_call(summary.effect, self._call_site, list(args), kwargs, frame, summary.time_position)
@@ -3206,7 +3225,7 @@ class Interpreter:
             held = tensor(Prec.CONVERTED, Origin.at(node, reason, Prec.CONVERTED))
         else:
             held = self.default_tensor(node, frame, reason)
-        return held.with_(products=frozenset({RANDOM_DRAW}))
+        return held.with_(products=frozenset({RANDOM_DRAW}), payload_key=LAYER_PARAMETER)
 
     def _embed_timesteps(self, call: ast.Call, timesteps: Sequence[Tuple[Value, ast.AST]], frame: Frame) -> None:
         """A library's sinusoidal embedding of each of ``timesteps`` (diffusers' ``Timesteps``; the
@@ -3223,13 +3242,18 @@ class Interpreter:
                            roles=frozenset({Role.FREQS}))
             self.product(arg_node, "*", value, arg_node, freqs, call, frame)
 
-    def _linear_call(self, call: ast.Call, x: Value, in_features: Optional[int], frame: Frame) -> Value:
+    def _linear_call(self, call: ast.Call, x: Value, layer: _LinearModule, frame: Frame) -> Value:
         """``self.proj(x)`` of an ``nn.Linear`` in forward: ``x`` times its weight, a parameter that
-        ``module.to()`` has converted and that was drawn at random. An angle product where it
-        projects a few coordinates (learned Fourier features)."""
+        ``module.to()`` has converted and that was drawn at random (or the table the module
+        assigned over it). An angle product where it projects a few coordinates (learned Fourier
+        features, a time encoder)."""
         reason = f"parameter '{self.facts.source(call.func).removeprefix('self.')}.weight'"
         weight = tensor(Prec.CONVERTED, Origin.at(call.func, reason, Prec.CONVERTED),
                         products=frozenset({RANDOM_DRAW}), ndim=2)
+        if layer.weight is not None:
+            weight = weight.with_(roles=layer.weight.roles, products=layer.weight.products,
+                                  magnitude=layer.weight.magnitude, interval=layer.weight.interval)
+        in_features = layer.in_features
         coordinates = in_features is not None and in_features <= MOST_COORDINATES
         product = coordinates and self.product(call, "linear", x, call.args[0], weight, call.func, frame)
         if product:
@@ -3282,6 +3306,14 @@ class Interpreter:
         module, _, name = qual.rpartition(".")
         if module.split(".", 1)[0] == "numpy" and (name in INVERSE_TRIG or module == "numpy.random"):
             return Value(sort=Sort.OTHER, products=frozenset({PHASE if name in INVERSE_TRIG else RANDOM_DRAW}))
+        if module == "numpy" and name == "linspace" and len(args) >= 3:
+            # numpy's evenly spaced grid, float64 unless its dtype says otherwise, which
+            # ``torch.from_numpy`` hands to torch as it is (a time encoder's exponents)
+            given = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+            prec = NUMPY_FLOAT_PRECS.get(self.names.qualname(given) or "", Prec.UNKNOWN) if given is not None \
+                else Prec.F64
+            grid = self._creation_value(node, name, args[:3], {}, frame, None, "numpy.linspace(...)")
+            return grid.with_(prec=prec, origin=Origin.at(node, "numpy.linspace(...)", prec))
         if module in ("math", "numpy", "np"):
             if name in ("log", "log2", "log10", "sqrt", "exp", "pow", "floor", "ceil"):
                 roles = frozenset({Role.POW2}) if name == "pow" and args and args[0].payload_key in (

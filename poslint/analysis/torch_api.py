@@ -176,6 +176,9 @@ PARAMETER_CONTAINERS = frozenset({"torch.nn.ParameterList", "torch.nn.ParameterD
                                   "torch.nn.modules.container.ParameterDict"})
 # A module whose call is ``F.linear(x, weight, bias)`` with a parameter it initialises at random.
 LINEAR_MODULES = frozenset({"torch.nn.Linear", "torch.nn.modules.linear.Linear"})
+# numpy's floating dtypes, as a ``dtype=`` of ``numpy.linspace`` names them.
+NUMPY_FLOAT_PRECS = {"numpy.float64": Prec.F64, "numpy.double": Prec.F64, "numpy.float32": Prec.F32,
+                     "numpy.single": Prec.F32, "numpy.float16": Prec.LOW, "numpy.half": Prec.LOW}
 # Layers and the parameters they hold under fixed names (``nn.Embedding(n, d).weight``), which
 # ``module.to()`` converts with the module that holds the layer.
 LAYER_PARAMETERS = {
