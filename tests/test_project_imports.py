@@ -520,3 +520,38 @@ def test_test_modules_run_with_the_float32_default(tmp_path):
     (tmp_path / "test_rope.py").write_text(code.replace("def frequencies", "torch.set_default_dtype(torch.bfloat16)\n\n\n"
                                                         "def frequencies"))
     assert "test_rope.py" in {p for p, _, _, _ in _findings(tmp_path, "--no-cache", ".")}
+
+
+OCTAVES = '''import torch
+
+
+class Octaves(torch.nn.Module):
+    def __init__(self, n: int = 6, logspace: bool = True):
+        super().__init__()
+        if logspace:
+            bands = 2.0 ** torch.arange(n, dtype=torch.float32)
+        else:
+            bands = torch.linspace(1.0, 2.0 ** (n - 1), n, dtype=torch.float32)
+        self.register_buffer("bands", bands, persistent=False)
+
+    def forward(self, x):
+        angles = x[..., None] * self.bands
+        return torch.cat([angles.sin(), angles.cos()], dim=-1)
+'''
+
+
+@pytest.mark.parametrize("flag, expected", [("", []), (", logspace=False", ["POS102"])])
+def test_a_flag_is_settled_by_instantiations_in_a_sibling_top_package(flag, expected, tmp_path):
+    # harm/ and user/ side by side at the project root (vggsfm's minipytorch3d/ and vggsfm/): user
+    # builds harm's class with its octave bands (exact in 16 bits), or with the linear ones.
+    for package in ("harm", "user"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "harm" / "emb.py").write_text(OCTAVES)
+    (tmp_path / "user" / "model.py").write_text(
+        "import torch\nfrom harm.emb import Octaves\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n"
+        f"        super().__init__()\n        self.emb = Octaves(n=10{flag})\n\n"
+        "    def forward(self, x):\n        return self.emb(x)\n")
+    result = subprocess.run([sys.executable, "-m", "poslint", "--no-cache", "-j", "1", "--exit-zero",
+                             "--output-format", "json", "."], capture_output=True, text=True, cwd=tmp_path)
+    assert [f["code"] for f in json.loads(result.stdout)] == expected, result.stderr

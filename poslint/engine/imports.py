@@ -48,6 +48,16 @@ MAX_DEFINITION_INDEXES = 4096
 MAX_IMPORT_SCANS = 8
 
 
+def _holds_modules(folder: str) -> bool:
+    """Whether ``folder`` is a package: it holds modules, itself or in folders named as
+    identifiers below it (a namespace package, ``vggsfm/models/utils.py`` with no ``__init__.py``)."""
+    for _, subfolders, filenames in os.walk(folder):
+        if any(name.endswith(".py") for name in filenames):
+            return True
+        subfolders[:] = [d for d in subfolders if d.isidentifier()]
+    return False
+
+
 def module_of(path: str, src_roots: Sequence[str]) -> Tuple[Optional[str], bool, Optional[str]]:
     """``(dotted name, is_package, root)`` of the file at ``path``: from the packages above it
     (``__init__.py`` files), else relative to the ``src`` root it lies in; None when neither tells."""
@@ -116,6 +126,7 @@ class ProjectFiles:
         self._package_listings: Dict[str, List[Tuple[str, str, bool]]] = {}
         self._scanned: Dict[str, Dict[str, List[Tuple[str, str, Optional[frozenset]]]]] = {}
         self._import_indexes: Dict[str, Dict[str, List[Tuple[str, str, Optional[frozenset]]]]] = {}
+        self._siblings: Dict[Tuple[Tuple[str, ...], str], List[Tuple[str, str]]] = {}  # per roots and folder
 
     def for_host(self, path: str, text: Optional[str] = None) -> Tuple[Optional[str], bool]:
         """Prepare to analyse the file at ``path`` (holding ``text``, where the caller has it: an
@@ -239,15 +250,36 @@ class ProjectFiles:
             if directory is None:
                 return []
         found = set()
-        for importer, path, names in self._imports_of(directory, top, module):
-            if importer == module:
-                continue
-            if names is not None:
-                if name in names or "*" in names:
+        for package_dir, package in [(directory, top), *self._sibling_packages(directory, top)]:
+            for importer, path, names in self._imports_of(package_dir, package, module):
+                if importer == module:
+                    continue
+                if names is not None:
+                    if name in names or "*" in names:
+                        found.add(importer)
+                elif re.search(rf"\b{re.escape(name)}\b", self.text(path) or ""):
                     found.add(importer)
-            elif re.search(rf"\b{re.escape(name)}\b", self.text(path) or ""):
-                found.add(importer)
         return sorted(found)
+
+    def _sibling_packages(self, directory: str, top: str) -> List[Tuple[str, str]]:
+        """The other top packages beside ``directory`` in one of the project's roots (a project
+        with ``models/`` and ``utils/`` side by side, each importing the other by its name), as
+        ``(directory, name)``: folders named as identifiers that hold ``__init__.py`` or modules."""
+        parent = os.path.dirname(directory)
+        key = (self.roots, parent)
+        if key not in self._siblings:
+            listed = []
+            if any(os.path.realpath(parent) == os.path.realpath(root) for root in self.roots):
+                try:
+                    names = sorted(os.listdir(parent))
+                except OSError:
+                    names = []
+                for name in names:
+                    folder = os.path.join(parent, name)
+                    if name.isidentifier() and os.path.isdir(folder) and _holds_modules(folder):
+                        listed.append((folder, name))
+            self._siblings[key] = listed
+        return [(folder, name) for folder, name in self._siblings[key] if name != top]
 
     def _imports_of(self, directory: str, top: str, module: str) -> List[Tuple[str, str, Optional[frozenset]]]:
         """The imports of ``module`` in the package in ``directory`` (named ``top``), as
