@@ -3935,6 +3935,11 @@ class Interpreter:
             # key - query distances clamped (``clamp(q - k, min=0)``: future keys at zero, or a
             # window's bound): distances still, each one as rounded as it was
             return receiver
+        if name in ("log", "log2", "log10") and receiver.is_tensor and not receiver.roles \
+                and receiver.series is not None and len(receiver.series.exact) == 1:
+            # ``torch.log(torch.tensor([10000.0]))``: the logarithm of a constant, as ``math.log(10000)``
+            # is (a sinusoid's timescale increment), no data
+            return receiver.with_(roles=frozenset({Role.LOGARITHM}), recent=frozenset(), whole=False)
         if name == "log" and receiver.is_tensor and receiver.has(Role.FREQS):
             # log-space frequencies (CLEX scales them there): ``exp`` makes them frequencies again,
             # rounded where they were

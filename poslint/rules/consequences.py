@@ -33,6 +33,8 @@ ASSUMED_FREQUENCIES = FrequencyTable(tuple(10000.0 ** (-2 * i / 128) for i in ra
 
 # An angle error below this is negligible (the audit's threshold: benchmarks/AUDIT.md).
 NEGLIGIBLE_ANGLE_ERROR = 0.03
+# The largest finite float16 value: float16 holds the powers of two up to 2**15 and no higher.
+FLOAT16_LARGEST = 65504
 # What rounded frequencies do when the code says neither how many positions there are nor which
 # frequencies it uses.
 ANGLE_ERROR_AT_8K = "the angle error reaches pi by position 8191 (head dim 128, base 10000)"
@@ -158,7 +160,12 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
     ``magnitude``: the positions are continuous values the code bounds so (``extent`` follows it),
     which the message names instead of a last position."""
     if factor is not None and factor.dyadic:
-        return None  # octave bands (2.0 ** arange(n)): 16 bits hold them exactly
+        # octave bands (2.0 ** arange(n)): bfloat16 holds them exactly, and float16 up to 2**15
+        if factor.magnitude is not None and factor.magnitude > FLOAT16_LARGEST:
+            return (f"the frequencies are powers of two up to {factor.magnitude:.3g}: bfloat16 holds them "
+                    f"exactly, but float16 (model.half()) turns those past {FLOAT16_LARGEST} into inf, and "
+                    f"cos/sin of their angles into NaN")
+        return None
     if factor is not None and factor.has(Role.HARMONICS):  # (of a continuous value, not a count of positions)
         return relative_error(float16, "the frequencies are harmonics (whole multiples of one frequency)")
     table = frequency_table(factor, divisor, default_dtype) if factor is not None else None
