@@ -144,7 +144,9 @@ class LowPrecisionFrequencies(Rule):
     self.inv_freq.to(x.device)` under a device check: the reads after it see the rounded buffer
     whenever the check is false), nor has a matrix product (`@`, `matmul`, `mm`, `bmm`) whose positions
     may be 16-bit too (`position_ids.to(self.inv_freq.dtype) @ ...`): those products need one dtype,
-    so float32 frequencies beside them would raise. For a 16-bit cast, the fix casts to float32 instead, on POS101's terms: safe when
+    so float32 frequencies beside them would raise. Nor is a matrix product of a converted buffer
+    with float32 or integer positions reported: after the conversion it raises (a matrix product
+    promotes nothing), and nothing rounds silently; under autocast it is POS103's. For a 16-bit cast, the fix casts to float32 instead, on POS101's terms: safe when
     cos/sin are cast afterwards or the positions are float32; otherwise cos/sin are cast back
     to the original dtype (unsafe), or there is no fix; a hard-coded 16-bit cast is always
     unsafe (checkpoints may rely on it). A cast that is upcast again before the product has no
@@ -202,8 +204,12 @@ class Rotary(torch.nn.Module):
             if consequence is None:
                 continue  # a grid this short turns rounded frequencies into a negligible angle error
             consequence += assumed
-            if factor.prec is Prec.CONVERTED and product.one_dtype and product.positions.prec.is_float32_or_better:
-                continue  # after the conversion this product raises (float32 beside bfloat16): nothing rounds silently
+            if factor.prec is Prec.CONVERTED and product.one_dtype and (
+                    product.positions.prec.is_float32_or_better
+                    or product.positions.prec is Prec.INT and product.positions.is_tensor):
+                # after the conversion this product raises (float32 or int64 beside bfloat16: a matrix
+                # product promotes nothing): nothing rounds silently
+                continue
             if factor.prec is Prec.CONVERTED:
                 # (integer positions take the frequencies' dtype in the product: they are rounded too)
                 promoted = " and the integer positions the product promotes to their dtype" \
