@@ -161,10 +161,12 @@ def rounded_frequencies(extent, unknown: str, factor=None, product_16bit: bool =
     which the message names instead of a last position."""
     if factor is not None and factor.dyadic:
         # octave bands (2.0 ** arange(n)): bfloat16 holds them exactly, and float16 up to 2**15
-        if factor.magnitude is not None and factor.magnitude > FLOAT16_LARGEST:
-            return (f"the frequencies are powers of two up to {factor.magnitude:.3g}: bfloat16 holds them "
-                    f"exactly, but float16 (model.half()) turns those past {FLOAT16_LARGEST} into inf, and "
-                    f"cos/sin of their angles into NaN")
+        largest = factor.magnitude if factor.magnitude is not None else \
+            max(map(abs, factor.series.exact)) if factor.series is not None and factor.series.exact else None
+        if largest is not None and largest > FLOAT16_LARGEST:
+            return (f"they are powers of two up to {largest:.3g}: bfloat16 holds them exactly, but float16 "
+                    f"(model.half()) turns those past {FLOAT16_LARGEST} into inf, and cos/sin of their angles "
+                    f"into NaN")
         return None
     if factor is not None and factor.has(Role.HARMONICS):  # (of a continuous value, not a count of positions)
         return relative_error(float16, "the frequencies are harmonics (whole multiples of one frequency)")

@@ -40,7 +40,9 @@ class LowPrecisionFrequencies(Rule):
     not reported: bfloat16 holds them exactly, so the cast rounds nothing. Neither are octave
     bands, powers of two of whole exponents (`2.0 ** torch.arange(n)`, `2 ** torch.linspace(0, n - 1,
     steps=n)`, which steps by one), converted or cast: every 16-bit dtype holds them exactly (float16
-    up to 2**15); times pi they are rounded like any other table.
+    up to 2**15); times pi they are rounded like any other table. Octave bands that the code makes
+    past 2**15 (`2.0 ** torch.arange(48)`) are reported: a float16 conversion (`model.half()`)
+    turns them into inf, and cos/sin of their angles into NaN.
 
     Where the code gives the range (a literal grid, a configuration class's default such as
     `max_position_embeddings` or `image_size // patch_size`, a count bounded by an `assert`
@@ -215,8 +217,9 @@ class Rotary(torch.nn.Module):
                 promoted = " and the integer positions the product promotes to their dtype" \
                     if product.positions.prec is Prec.INT and product.positions.is_tensor \
                     and (extent is None or extent > BF16_EXACT_UP_TO + 1) else ""
+                rounds = "" if factor.dyadic else f"model.to(torch.bfloat16) rounds them{promoted}, and "
                 message = (f"frequencies from {factor.origin.reason} enter the angle product unconverted; "
-                           f"model.to(torch.bfloat16) rounds them{promoted}, and {consequence}")
+                           f"{rounds}{consequence}")
                 fix = None if product.one_dtype and product.positions.prec.may_be_16bit else \
                     float32_copy_fix(facts, module_tensor_name(factor.origin.reason),
                                      facts.reading_class(factor.origin.node))
