@@ -66,7 +66,7 @@ from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
                                     is_pow2_base, module_state, negated, operand_identity, power_role, sign_of,
                                     spacing_of_one_table, unknown_operand, TABLE_ROLES)
-from poslint.analysis.torch_api import (TORCH_MODULE_BASES, MODULE_RETURNING_SELF, IN_PLACE_ELEMENTWISE, BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, LAYER_PARAMETERS, NUMPY_FLOAT_PRECS, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
+from poslint.analysis.torch_api import (TORCH_MODULE_BASES, MODULE_RETURNING_SELF, IN_PLACE_ELEMENTWISE, BOUND_BREAKING, CUDA_AUTOCAST_LOWERED, DEFAULT_DTYPE_SETTERS, LINEAR_MODULES, LAYER_PARAMETERS, NUMPY_FLOAT_PRECS, ONE_DTYPE_PRODUCTS, VALUE_PRESERVING_MODULES, LOAD_DTYPE_ATTRIBUTES, CAST_METHODS, COMPLEX_DTYPES, CONCAT, CONSTRUCTION_ROOTS, CREATION_DEFAULT,
                                         DEVICE_MOVES, DTYPES, PYTHON_TYPE_DTYPES, FACTORIES, FLOAT16_NAMES, INDEXING_CALLS, KIND_TESTS, LIKE, MATRIX_PRODUCTS,
                                         MODULE_DICTS, MODULE_LISTS, MODULE_LOOKUPS, PARAMETER_CONTAINERS, MODULE_REGISTRATIONS, MODULE_TENSOR_DICTS, NEW_TENSOR_METHODS, OTHER_DEVICE_AVAILABILITY, OTHER_DEVICE_TYPES, PRESERVING, SEQUENTIAL_CONTAINERS,
                                         PRODUCT_KEYWORDS,
@@ -2672,7 +2672,7 @@ class Interpreter:
         if pos.axes:
             self.facts.grid_axes[key] = max(self.facts.grid_axes.get(key, 1), pos.axes)
         # (an einsum that sums over an axis, like matmul, raises on a float32 and a 16-bit operand)
-        one_dtype = op in SAME_DTYPE_PRODUCTS or op == "einsum" and isinstance(node, ast.Call) and _contracts(op, node)
+        one_dtype = op in ONE_DTYPE_PRODUCTS or op == "einsum" and isinstance(node, ast.Call) and _contracts(op, node)
         self._record(Product(node, op, kind, pos, pos_node, factor, factor_node, result, frame.site(), one_dtype),
                      ("product", key, pos, factor, frame.site()))
         return result

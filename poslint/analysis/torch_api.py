@@ -300,3 +300,6 @@ OTHER_DEVICE_AVAILABILITY = frozenset({"torch.backends.mps.is_available", "torch
 # have the same dtype"; tests/test_runtime_precision_doc.py); so does an einsum that sums over an axis
 # (a product's ``one_dtype``), while outer and an einsum summing nothing promote.
 SAME_DTYPE_PRODUCTS = frozenset({"@", "matmul", "mm", "bmm"})
+# Products that raise on operands of two dtypes as well: those, and a linear layer's (``F.linear``,
+# an ``nn.Linear`` called on float32 coordinates after its weight was converted).
+ONE_DTYPE_PRODUCTS = SAME_DTYPE_PRODUCTS | {"linear"}

@@ -147,8 +147,9 @@ class LowPrecisionFrequencies(Rule):
     whenever the check is false), nor has a matrix product (`@`, `matmul`, `mm`, `bmm`) whose positions
     may be 16-bit too (`position_ids.to(self.inv_freq.dtype) @ ...`): those products need one dtype,
     so float32 frequencies beside them would raise. Nor is a matrix product of a converted buffer
-    with float32 or integer positions reported: after the conversion it raises (a matrix product
-    promotes nothing), and nothing rounds silently; under autocast it is POS103's. For a 16-bit cast, the fix casts to float32 instead, on POS101's terms: safe when
+    with float32 or integer positions reported, nor a linear layer's converted weight times float32
+    coordinates: after the conversion they raise (neither promotes), and nothing rounds silently;
+    under autocast they are POS103's. For a 16-bit cast, the fix casts to float32 instead, on POS101's terms: safe when
     cos/sin are cast afterwards or the positions are float32; otherwise cos/sin are cast back
     to the original dtype (unsafe), or there is no fix; a hard-coded 16-bit cast is always
     unsafe (checkpoints may rely on it). A cast that is upcast again before the product has no
@@ -210,7 +211,7 @@ class Rotary(torch.nn.Module):
                     product.positions.prec.is_float32_or_better
                     or product.positions.prec is Prec.INT and product.positions.is_tensor):
                 # after the conversion this product raises (float32 or int64 beside bfloat16: a matrix
-                # product promotes nothing): nothing rounds silently
+                # product or a linear layer promotes nothing): nothing rounds silently
                 continue
             if factor.prec is Prec.CONVERTED:
                 # (integer positions take the frequencies' dtype in the product: they are rounded too)
