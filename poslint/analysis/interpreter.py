@@ -5272,7 +5272,9 @@ def _same_dtype_operands(a: Value, b: Value) -> Tuple[Value, Value]:
     past the product has the other operand in float32 too."""
     for wide, other in ((a, b), (b, a)):
         if wide.is_tensor and other.is_tensor and wide.prec in (Prec.F32, Prec.F64) and other.prec.may_be_16bit:
-            narrowed = other.with_(prec=wide.prec, origin=wide.origin)
+            # (where it came from stays: a module's weight is still the module's, of float32 now)
+            narrowed = other.with_(prec=wide.prec, origin=replace(other.origin, prec=wide.prec)
+                                   if other.origin is not None else wide.origin)
             return (wide, narrowed) if wide is a else (narrowed, wide)
     return a, b
 
