@@ -2308,7 +2308,8 @@ class Interpreter:
             else:
                 sort = Sort.PYINT
             return Value(sort=sort, roles=frozenset(roles), payload_key=_folded(op, left, right))
-        if (left.is_number and _number_like(right) or _number_like(left) and right.is_number) and \
+        if (left.is_number and _number_like(right) or _number_like(left) and right.is_number
+                or left.payload_key == right.payload_key == NUMBER_LIKE.payload_key) and \
                 not isinstance(op, ast.MatMult):
             # ``math.log(base) / (dim - 1)`` with ``dim`` unknown: a number, most likely. What it
             # was computed from still learns where it goes (``t * w * 2 * pi`` into cos/sin).
@@ -3937,9 +3938,9 @@ class Interpreter:
             return receiver
         if name in ("log", "log2", "log10") and receiver.is_tensor and not receiver.roles \
                 and receiver.series is not None and len(receiver.series.exact) == 1:
-            # ``torch.log(torch.tensor([10000.0]))``: the logarithm of a constant, as ``math.log(10000)``
-            # is (a sinusoid's timescale increment), no data
-            return receiver.with_(roles=frozenset({Role.LOGARITHM}), recent=frozenset(), whole=False)
+            # ``torch.log(torch.tensor([10000.0]))``: the logarithm of a constant, a number as
+            # ``math.log(10000)`` is (a sinusoid's timescale increment), no grid of logarithms
+            return NUMBER_LIKE.with_(roles=frozenset({Role.LOGARITHM}))
         if name == "log" and receiver.is_tensor and receiver.has(Role.FREQS):
             # log-space frequencies (CLEX scales them there): ``exp`` makes them frequencies again,
             # rounded where they were
