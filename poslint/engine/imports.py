@@ -236,10 +236,11 @@ class ProjectFiles:
         return path if rel.startswith(os.pardir) else rel.replace(os.sep, "/")
 
     def importers(self, module: str, name: str) -> List[str]:
-        """The other modules of ``module``'s top package that may use its ``name``: those that
-        import the name from it, and those that import the module itself and mention the name
-        (what the importer's analysis then finds is the answer). Sorted; none for a module
-        outside a package (a folder with or without ``__init__.py``)."""
+        """The other modules of ``module``'s top package, and of the top packages beside it at a
+        project root, that may use its ``name``: those that import the name from it, and those
+        that import the module itself and mention the name (what the importer's analysis then
+        finds is the answer). Sorted; none for a module outside a package (a folder with or
+        without ``__init__.py``)."""
         top = module.partition(".")[0]
         init = self._locate(top)
         if init is not None and os.path.basename(init) == "__init__.py":
@@ -264,7 +265,8 @@ class ProjectFiles:
     def _sibling_packages(self, directory: str, top: str) -> List[Tuple[str, str]]:
         """The other top packages beside ``directory`` in one of the project's roots (a project
         with ``models/`` and ``utils/`` side by side, each importing the other by its name), as
-        ``(directory, name)``: folders named as identifiers that hold ``__init__.py`` or modules."""
+        ``(directory, name)``: folders named as identifiers that hold ``__init__.py`` or modules
+        (not symbolic links, which may lead out of the project)."""
         parent = os.path.dirname(directory)
         key = (self.roots, parent)
         if key not in self._siblings:
@@ -276,7 +278,8 @@ class ProjectFiles:
                     names = []
                 for name in names:
                     folder = os.path.join(parent, name)
-                    if name.isidentifier() and os.path.isdir(folder) and _holds_modules(folder):
+                    if name.isidentifier() and os.path.isdir(folder) and not os.path.islink(folder) \
+                            and _holds_modules(folder):
                         listed.append((folder, name))
             self._siblings[key] = listed
         return [(folder, name) for folder, name in self._siblings[key] if name != top]
