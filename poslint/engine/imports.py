@@ -266,7 +266,7 @@ class ProjectFiles:
         """The other top packages beside ``directory`` in one of the project's roots (a project
         with ``models/`` and ``utils/`` side by side, each importing the other by its name), as
         ``(directory, name)``: folders named as identifiers that hold ``__init__.py`` or modules
-        (not symbolic links, which may lead out of the project)."""
+        (what a link out of the project holds is never read: see :meth:`find`)."""
         parent = os.path.dirname(directory)
         key = (self.roots, parent)
         if key not in self._siblings:
@@ -278,8 +278,7 @@ class ProjectFiles:
                     names = []
                 for name in names:
                     folder = os.path.join(parent, name)
-                    if name.isidentifier() and os.path.isdir(folder) and not os.path.islink(folder) \
-                            and _holds_modules(folder):
+                    if name.isidentifier() and os.path.isdir(folder) and _holds_modules(folder):
                         listed.append((folder, name))
             self._siblings[key] = listed
         return [(folder, name) for folder, name in self._siblings[key] if name != top]
