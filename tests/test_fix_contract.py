@@ -176,3 +176,13 @@ def test_positions_whose_dtype_the_cos_sin_follow_out_get_no_fix(tmp_path):
     assert original.denoise(model, x).dtype == torch.bfloat16
     with pytest.raises(RuntimeError):
         model(x, torch.full((2,), 3.5))  # what the float32 edit would hand it
+
+
+def test_a_layer_called_on_coordinates_gets_no_fix(tmp_path):
+    original, fixed, text, result = _fixed("contract_linear_coordinates.py", tmp_path)
+    assert {"POS101", "POS103"} <= set(result.output.split()) and "[*]" not in result.output
+    assert text == (MODELS / "contract_linear_coordinates.py").read_text(encoding="utf-8")
+    tokens, coords = torch.zeros(4, 32, dtype=torch.bfloat16), torch.rand(4, 2) * 30
+    assert original.CoordinateFeatures().to(torch.bfloat16)(tokens, coords).dtype == torch.bfloat16
+    with pytest.raises(RuntimeError):  # what float32 coordinates do beside the converted weight
+        original.Float32CoordinateFeatures().to(torch.bfloat16)(tokens, coords)

@@ -110,7 +110,8 @@ class LowPrecisionPositions(Rule):
     a tensor allocated in 16 bits get a float32 allocation; that fix is unsafe, as it assumes
     the frequencies did not widen the original product. When a cos/sin is out of view, or is
     cast to the positions' own dtype (`emb.to(t)`, which would make it float32 too), there is
-    no fix. Positions hard-coded to 16 bits (`.half()`, `dtype=torch.bfloat16`) change float32
+    no fix; nor when the product is a matrix product or a layer's call whose frequencies may be
+    16-bit (a converted weight): float32 positions beside them would raise. Positions hard-coded to 16 bits (`.half()`, `dtype=torch.bfloat16`) change float32
     results when fixed, and checkpoints may have been trained with them: always unsafe.
     """
 
@@ -197,5 +198,7 @@ def _continuous(facts, product, magnitude):
 
 def positions_fix(facts, product, node):
     """Make the positions float32 and keep the dtype of cos/sin (see the Fix safety section)."""
+    if product.one_dtype and product.factor.prec.may_be_16bit:
+        return None  # float32 positions beside 16-bit frequencies in a matmul or a layer would raise
     return float32_site_fix(facts, product, node, make_float32(facts, node), product.factor,
                             "compute the positions in float32", torch_attr(facts, "float32")[1])

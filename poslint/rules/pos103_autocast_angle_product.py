@@ -104,8 +104,9 @@ class AutocastAngleProduct(Rule):
     and does not count); otherwise they would turn float32 under autocast, where the original's were
     16-bit, with no dtype in view to cast them back to, and there is no fix. There is no fix
     either for a float32 operand beside a float64 one (`.float()` would round the float64 one),
-    when the product is not a statement of its own in a block, or when no operand names its
-    device.
+    when the product is not a statement of its own in a block, when no operand names its
+    device, or for a layer's call (`self.proj(coords)`: `.float()` of the layer would convert its
+    weights for good, and a module has no `.device`).
     """
 
     code = "POS103"
@@ -189,6 +190,8 @@ def autocast_fix(facts, product):
     # are cast back right there (a cast downstream, after other modules, is not known to come first).
     cast_to_module = product.positions.prec is Prec.CONVERTED and product.positions.origin is not None \
         and product.positions.origin.cast
+    if product.op == "linear":
+        return None  # the operand is a layer: .float() would convert its weights in place
     if not facts.cos_sin_cast_after(product, here_only=cast_to_module):
         return None  # under autocast the outputs would turn float32: no dtype to cast them back to
     statement = enclosing_statement(facts, product.node)
