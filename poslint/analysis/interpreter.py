@@ -2493,6 +2493,8 @@ class Interpreter:
                 return other.with_(prec=promoted.prec, origin=promoted.origin, rounded=promoted.rounded,
                                    ndim=None, axis=None, thin=None)
         self._note_operands(key, a, a_node, b, b_node, frame)
+        channel = _channel_operand(op, node)  # (of a product that sums nothing: the operand along the channels)
+
         def table(v: Value) -> bool:
             return v.has(Role.FREQS) or v.has(Role.SLOPES)
 
@@ -2530,7 +2532,7 @@ class Interpreter:
             factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.HARMONICS})
             self.guessed.add(key)
         elif self.sinks.rotation(key) and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a) \
-                and _channel_operand(op, node) == (0 if is_grid(a) else 1):
+                and channel == (0 if is_grid(a) else 1):
             # A grid that gives the channels of a product summing nothing (``outer(t, bands)``,
             # ``einsum("j,i->ij", bands, t)``) times an input, into cos and sin: the grid indexes
             # the channels, so it is the frequencies and the input the coordinates.
@@ -2574,12 +2576,12 @@ class Interpreter:
             # frequencies (perceiver's Fourier bands ``linspace(1, max_freq / 2, n)``).
             factor, factor_node, pos, pos_node = (a, a_node, b, b_node) if _channel_vector(a) else (b, b_node, a, a_node)
             factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.FREQS})
-        elif self.sinks.rotation(key) and is_grid(a) and is_grid(b) and _channel_operand(op, node) is not None \
-                and not _only_symmetric_grids((a, b)[_channel_operand(op, node)], self.symmetric_grids):
+        elif self.sinks.rotation(key) and is_grid(a) and is_grid(b) and channel is not None \
+                and not _only_symmetric_grids((a, b)[channel], self.symmetric_grids):
             # ``outer(positions, bands)`` of two grids into cos and sin (or an einsum that sums
             # nothing, ``"..., f -> ... f"``): the operand that gives the result's last axis, the
             # channels, is the frequencies (an axial rotary's ``linspace(1, max_freq / 2, n) * pi``)
-            factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if _channel_operand(op, node) \
+            factor, factor_node, pos, pos_node = (b, b_node, a, a_node) if channel \
                 else (a, a_node, b, b_node)
             factor = factor.with_(roles=(factor.roles - {Role.POSITIONS}) | {Role.FREQS})
         elif key in self.sinks.attention and is_grid(a) != is_grid(b) and unknown_operand(b if is_grid(a) else a) \
@@ -4773,11 +4775,9 @@ def _channel_operand(op: str, node: ast.AST) -> Optional[int]:
     second; an einsum's by its output (``"..., f -> ... f"``: the second; ``"j,i->ij"``: the first)."""
     if op in ("outer", "ger"):
         return 1
-    if op != "einsum" or not isinstance(node, ast.Call) or _summed_indices(node):
-        return None
-    parsed = _einsum_axes(node)
-    if parsed is None or not parsed[1] or len(parsed[0]) != 2:
-        return None
+    parsed = _einsum_axes(node) if op == "einsum" and isinstance(node, ast.Call) else None
+    if parsed is None or not parsed[1] or len(parsed[0]) != 2 or set(parsed[0][0] + parsed[0][1]) - set(parsed[1]):
+        return None  # (no output written, or an axis summed over)
     holders = [i for i, axes in enumerate(parsed[0]) if parsed[1][-1] in axes]
     return holders[0] if len(holders) == 1 else None
 
