@@ -161,6 +161,17 @@ EXPECTED = {
         # the checkout's folder, so the relative import resolves.
         ("Open-DiT/odit/models/heads/time_head.py", 15, "POS101", "(in Open-DiT/odit/models/dit.py"),
     ],
+    "class_line": [
+        # leaf.py's class reads a buffer that base.py registers, through middle.py's class: the
+        # middle module's own analysis resolves no imported base, the linted file's does.
+        ("lineage/leaf.py", 11, "POS106", "buffer 'inv_freq' are upcast at use"),
+    ],
+    "handed_down": [
+        # model.py hands a library rotary module to blocks.py's stack, which hands it two
+        # constructors down to the attention that rotates with it.
+        ("handpkg/model.py", 13, "POS101", "(in handpkg/blocks.py:14, reached by this call)"),
+        ("handpkg/model.py", 13, "POS102", "(in handpkg/blocks.py:14, reached by this call)"),
+    ],
     "cycle": [
         ("cyc/freqs.py", 11, "POS101", "(cyc/positions.py:7)"),
         ("cyc/positions.py", 11, "POS101", "explicit torch.float16"),
@@ -380,6 +391,10 @@ MODULE_NAMES = {
     "method_elsewhere": ["methpkg", "rope", "encoder", "GrowingRotary", "FixedRotary", "build_rope", "update",
                          "refresh", "Encoder"],
     "inherited_buffer": ["ibuf", "base", "angles", "other"],
+    "class_line": ["lineage", "base", "middle", "leaf", "FrequencyHolder", "PlainHolder", "Middle", "PlainMiddle",
+                   "Leaf", "PlainLeaf", "FreshLeaf", "inv_freq", "width"],
+    "handed_down": ["handpkg", "blocks", "model", "Attention", "Layer", "Stack", "Model", "NoRotaryModel", "rotary",
+                    "attention", "first", "stack"],
     "kept_elsewhere": ["keeppkg", "layers", "model", "KeptRotary", "PlainRotary", "Backbone", "rotary_emb",
                        "other_rope"],
     "classmethod_builder": ["ttspkg", "model", "driver", "frame_positions", "Rotary", "SpeechLM", "Driver",

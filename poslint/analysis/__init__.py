@@ -18,6 +18,7 @@ from poslint.analysis.facts import CUDA_AUTOCAST_LOWERED, Cast, Creation, Module
 from poslint.analysis.interpreter import Interpreter
 from poslint.analysis.lattice import LOW_PRECISIONS, Origin, Prec, Role, Sort, Value
 from poslint.analysis.names import ImportResolver
+from poslint.analysis.object_model import resolving_foreign_bases
 from poslint.analysis.project import ModuleSource, Project, package_of
 from poslint.analysis.subtrees import index_module
 from poslint.core.source import LineIndex
@@ -37,5 +38,6 @@ def analyze(tree: ast.Module, text: str, index: LineIndex, project: Optional[Pro
     package = package_of(module, is_package) if module is not None else None
     facts = ModuleFacts(tree=tree, text=text, index=index, names=ImportResolver(tree, found.imports, package),
                         module=module)
-    Interpreter(facts, found.class_names, project=project, follows_imports=True).run()
+    with resolving_foreign_bases(project.foreign_bases() if project is not None else None):
+        Interpreter(facts, found.class_names, project=project, follows_imports=True).run()
     return facts

@@ -59,8 +59,9 @@ from poslint.analysis.lattice import (
 from poslint.analysis.names import NOT_FIRST_PARTY, is_test_module
 from poslint.analysis.object_model import (ClassInfo, FunctionInfo, ModuleModel, annotation_parts, bound_arguments,
                                            ALL_ATTRS, is_autocast_off_call, is_classmethod, is_plain_object, is_property, is_self_attr, is_static, literal_defaults,
-                                           held_names, lookup_instances, parameter_attrs, parameter_kinds, registration_parts,
-                                           is_none, tail_name, HOST_BUILT, annotated_float, float_fields)
+                                           held_names, lookup_instances, parameter_attrs, built_from_parameters, parameter_kinds, registration_parts,
+                                           is_none, tail_name, HOST_BUILT, annotated_float, float_fields,
+                                           resolving_foreign_bases)
 from poslint.analysis import series as series_ops
 from poslint.analysis.subtrees import walk
 from poslint.analysis.roles import (NUMBER_LIKE, Sinks, candidate_trace, combined_roles, held_by_module, is_grid,
@@ -479,7 +480,8 @@ class Interpreter:
         """Run this module's own analysis once (not while it runs a call for another module:
         it learnt before that call began); its facts."""
         if not self.ran and self.anchor is None:
-            self.run()
+            with resolving_foreign_bases(None):  # what its text alone says
+                self.run()
         return self.facts
 
     def run(self) -> None:
@@ -582,6 +584,12 @@ class Interpreter:
             return self.classes[name]
         found = self._imported(qual)
         return found if isinstance(found, ClassInfo) else None
+
+    def _project_class_of(self, node: ast.AST) -> Optional[ClassInfo]:
+        """The class of the project that the name or dotted name ``node`` is here."""
+        if isinstance(node, ast.Name) and node.id in self.classes:
+            return self.classes[node.id]
+        return self._imported_class(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
 
     def _imported_class(self, base: ast.AST) -> Optional[ClassInfo]:
         qual = self.names.qualname(base)
@@ -1855,7 +1863,7 @@ class Interpreter:
     def _read_held(self, node: ast.AST, frame: Frame, name: str) -> Value:
         """``self.<name>`` as the instance holds it, whatever this call stored."""
         cls = frame.cls
-        built_with = self._constructed_with(frame.env.get("self"), frame.dispatch or cls, name)
+        built_with = self._constructed_with(frame.env.get("self"), frame.dispatch or cls, name, frame)
         if built_with is not None:
             return built_with
         # A subclass running its base's method: what its own construction stored comes first.
@@ -2894,7 +2902,7 @@ class Interpreter:
                 isinstance(func.value.func, ast.Name) and func.value.func.id == "super" and frame.cls:
             # ``super().m(...)``: the base's method, on the same ``self``.
             self._call_site = node
-            for base in frame.cls.bases:
+            for base in frame.cls.direct_bases():
                 method = base.lookup_method(func.attr)
                 if method:
                     return self.call(method, args, kwargs, frame.env.get("self"), frame)
@@ -2976,14 +2984,31 @@ class Interpreter:
                                 key=lambda pair: pair[0]))
         return Value(sort=Sort.INSTANCE, payload=cls, payload_key=(cls.name, literals) if literals else cls.name)
 
-    def _constructed_with(self, instance: Optional[Value], cls: ClassInfo, attr: str) -> Optional[Value]:
-        """The literal ``instance`` was built with for the constructor parameter that ``attr`` holds."""
+    def _constructed_with(self, instance: Optional[Value], cls: ClassInfo, attr: str, frame: Frame) -> Optional[Value]:
+        """The literal or module ``instance`` was built with for the constructor parameter that
+        ``attr`` holds; or, for a module the constructor builds there from such a parameter
+        (``self.attn = Attention(dim, rotary=rotary)``), that module as built with it."""
         key = instance.payload_key if instance is not None and instance.sort is Sort.INSTANCE else None
         if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], tuple)):
             return None
         init = cls.lookup_method("__init__")
-        param = parameter_attrs(init).get(attr) if init is not None else None
-        return dict(key[1]).get(param) if param is not None else None
+        if init is None:
+            return None
+        passed = dict(key[1])
+        param = parameter_attrs(init).get(attr)
+        if param is not None:
+            return passed.get(param)
+        call = built_from_parameters(init).get(attr)
+        if call is None or init.home is not self:
+            return None
+        handed = {name: value for name, value in passed.items() if _is_module(value)}
+        args = [handed.get(arg.id, UNKNOWN) if isinstance(arg, ast.Name) else UNKNOWN for arg in call.args]
+        kwargs = {k.arg: handed[k.value.id] for k in call.keywords
+                  if k.arg is not None and isinstance(k.value, ast.Name) and k.value.id in handed}
+        if not kwargs and all(arg is UNKNOWN for arg in args):
+            return None
+        built = self._project_class_of(call.func)
+        return self._instance(built, call, frame, args, kwargs) if built is not None else None
 
     def call_value(self, callee: Value, args: Sequence[Value], frame: Frame,
                    kwargs: Optional[Dict[str, Value]] = None) -> Optional[Value]:

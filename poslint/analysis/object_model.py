@@ -9,8 +9,9 @@ import ast
 import re
 import weakref
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from poslint.analysis.facts import WILDCARD, family_matches
 from poslint.analysis.lattice import Prec, Value
@@ -52,6 +53,7 @@ class FunctionInfo:
     home_ref: Optional["weakref.ref"] = None
     _self_attrs: Optional[Set[str]] = field(default=None, repr=False)
     _parameter_attrs: Optional[Dict[str, str]] = field(default=None, repr=False)  # of a constructor
+    _built_attrs: Optional[Dict[str, ast.Call]] = field(default=None, repr=False)  # of a constructor
 
     def self_attrs_read(self) -> Set[str]:
         """The ``self.<name>`` it reads (once: subclasses in every file that imports it ask)."""
@@ -134,23 +136,81 @@ class ClassInfo:
                 return owner.sharding_methods[name]
         return None
 
+    def direct_bases(self) -> Tuple["ClassInfo", ...]:
+        """Its bases: those its module's model resolved, and, while the linted file's analysis
+        resolves them, those it imports from modules its own module's analysis does not read."""
+        foreign = _foreign_bases.of(self) if _foreign_bases is not None and self.foreign_bases else ()
+        return (*self.bases, *foreign)
+
     def mro(self) -> Tuple["ClassInfo", ...]:
-        """This class and its bases, breadth first; kept once every class in it has its bases
+        """This class and its bases, breadth first (see :meth:`direct_bases`)."""
+        own = self._own_mro()
+        if _foreign_bases is None or not any(cls.foreign_bases for cls in own):
+            return own
+        return _foreign_bases.mro(self)
+
+    def _own_mro(self) -> Tuple["ClassInfo", ...]:
+        """The bases its module's model resolved; kept once every class in it has its bases
         (``sealed`` by its module's model: a base in a module still being read has none yet)."""
         if self._bases_mro is not None:
             return (self, *self._bases_mro)
-        seen, out, queue = set(), [], deque([self])
-        while queue:
-            cls = queue.popleft()
-            if id(cls) in seen:
-                continue
-            seen.add(id(cls))
-            out.append(cls)
-            queue.extend(cls.bases)
-        found = tuple(out)
+        found = _breadth_first(self, lambda cls: cls.bases)
         if all(cls.sealed for cls in found):
             self._bases_mro = found[1:]  # not self: the class would be a cycle, freed only by the collector
         return found
+
+
+def _breadth_first(cls: ClassInfo, bases: Callable[[ClassInfo], Iterable[ClassInfo]]) -> Tuple[ClassInfo, ...]:
+    seen, out, queue = set(), [], deque([cls])
+    while queue:
+        cls = queue.popleft()
+        if id(cls) in seen:
+            continue
+        seen.add(id(cls))
+        out.append(cls)
+        queue.extend(bases(cls))
+    return tuple(out)
+
+
+class ForeignBases:
+    """The classes that the bases a class imports from other modules of the project name (a
+    qualified name -> the class, or None), for one linted file. An imported module is analysed
+    on its own text alone, so its classes keep only the bases it defines; the linted file's
+    analysis reaches the rest of a class line that runs through several modules (``Leaf(Mid)``,
+    ``Mid(Base)``, each in its own module). Held for that analysis only: a module the project
+    drops later leaves no class of another pointing into it."""
+
+    def __init__(self, resolve: Callable[[str], Optional[ClassInfo]]):
+        self._resolve = resolve
+        self._bases: Dict[int, Tuple[ClassInfo, Tuple[ClassInfo, ...]]] = {}  # (the class, kept alive: ids stay unique)
+        self._mros: Dict[int, Tuple[ClassInfo, Tuple[ClassInfo, ...]]] = {}
+
+    def of(self, cls: ClassInfo) -> Tuple[ClassInfo, ...]:
+        if id(cls) not in self._bases:
+            self._bases[id(cls)] = (cls, ())  # a class line that leads back here stops
+            found = (self._resolve(qual) for qual in cls.foreign_bases)
+            self._bases[id(cls)] = (cls, tuple(base for base in found if base is not None and base is not cls))
+        return self._bases[id(cls)][1]
+
+    def mro(self, cls: ClassInfo) -> Tuple[ClassInfo, ...]:
+        if id(cls) not in self._mros:
+            self._mros[id(cls)] = (cls, _breadth_first(cls, ClassInfo.direct_bases))
+        return self._mros[id(cls)][1]
+
+
+_foreign_bases: Optional[ForeignBases] = None
+
+
+@contextmanager
+def resolving_foreign_bases(resolver: Optional[ForeignBases]) -> Iterator[None]:
+    """Class lines through other modules resolved by ``resolver`` inside the block (None: each
+    module's own bases only, as an imported module's own analysis needs)."""
+    global _foreign_bases
+    saved, _foreign_bases = _foreign_bases, resolver
+    try:
+        yield
+    finally:
+        _foreign_bases = saved
 
 
 def is_autocast_off_call(call: ast.AST, names, evaluate: Optional[Callable[[ast.AST], Value]] = None) -> bool:
@@ -369,7 +429,7 @@ def is_plain_object(cls: ClassInfo, qualname: Callable[[ClassInfo, ast.AST], Opt
     for c in cls.mro():
         for node in c.base_nodes:
             target = node.value if isinstance(node, ast.Subscript) else node  # ``Generic[T]``
-            if any(base.name == tail_name(target) for base in c.bases):
+            if any(base.name == tail_name(target) for base in c.direct_bases()):
                 continue  # a class of the project: the loop reaches its own bases
             if (qualname(c, target) or tail_name(target)) not in PLAIN_BASES:
                 return False
@@ -1194,7 +1254,7 @@ class ModuleModel:
                             yield m
                 elif (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name)
                       and owner.func.id == "super"):
-                    for base in fn.cls.bases:
+                    for base in fn.cls.direct_bases():
                         m = base.lookup_method(func.attr)
                         if m:
                             yield m
@@ -1332,22 +1392,41 @@ def parameter_attrs(init: FunctionInfo) -> Dict[str, str]:
     return init._parameter_attrs
 
 
+def built_from_parameters(init: FunctionInfo) -> Dict[str, ast.Call]:
+    """The attributes that the constructor ``init`` sets to a call passing one of its parameters
+    as it came (``self.attn = Attention(dim, rotary=rotary)``), set nowhere else: attribute -> the
+    call. A module an instance was handed is what the module built there holds in turn."""
+    if init._built_attrs is None:
+        init._built_attrs = _attrs_set_once(init, lambda value, params: isinstance(value, ast.Call) and any(
+            isinstance(arg, ast.Name) and arg.id in params for arg in (*value.args, *(k.value for k in value.keywords))))
+    return init._built_attrs
+
+
 def _parameter_attrs(init: FunctionInfo) -> Dict[str, str]:
+    found = _attrs_set_once(init, lambda value, params: isinstance(value, ast.Name) and value.id in params)
+    return {attr: value.id for attr, value in found.items()}
+
+
+def _attrs_set_once(init: FunctionInfo, from_parameters: Callable[[ast.AST, Set[str]], bool]) -> Dict[str, ast.AST]:
+    """The attributes the constructor ``init`` assigns exactly once, nowhere else in its class, to
+    a value that ``from_parameters`` accepts given its parameters never rebound: attribute -> value."""
     cls = init.cls
     if cls is None or isinstance(init.node, ast.Lambda):
         return {}
     spec = init.node.args
     params = {p.arg for p in list(spec.posonlyargs) + list(spec.args)[1:] + list(spec.kwonlyargs)}
     rebound = {n.id for n in walk(init.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    direct: Dict[str, str] = {}
+    direct: Dict[str, ast.AST] = {}
     for node in walk(init.node):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and is_self_attr(node.targets[0]) \
-                and isinstance(node.value, ast.Name) and node.value.id in params - rebound:
-            direct[node.targets[0].attr] = node.value.id
+                and from_parameters(node.value, params - rebound):
+            direct[node.targets[0].attr] = node.value
+    if not direct:
+        return {}
     elsewhere = {name for owner in cls.mro() for method in owner.methods.values() if method is not init
                  for name in attrs_written(method.node)}
     stores = [n for n in walk(init.node) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call))]
-    return {attr: param for attr, param in direct.items()
+    return {attr: value for attr, value in direct.items()
             if not any(name == attr or family_matches(name, attr) for name in elsewhere)
             and sum(_writes(store, attr) for store in stores) == 1}
 

@@ -27,7 +27,7 @@ from poslint.analysis.facts import ModuleFacts
 from poslint.analysis.interpreter import Interpreter
 from poslint.analysis.lattice import Value
 from poslint.analysis.names import NOT_FIRST_PARTY, ImportResolver, is_test_module
-from poslint.analysis.object_model import ClassInfo, is_plain_object
+from poslint.analysis.object_model import ClassInfo, ForeignBases, is_plain_object, resolving_foreign_bases
 from poslint.analysis.subtrees import index_module
 from poslint.analysis.torch_api import KEEP_FLOAT32_LISTS
 from poslint.core.source import LineIndex
@@ -299,7 +299,8 @@ class Project:
         interpreter = Interpreter(facts, index.class_names, project=self, path=self.source.display(path))
         interpreter.ran = not self.may_matter(text)
         try:
-            interpreter.prepare()
+            with resolving_foreign_bases(None):  # its own text alone
+                interpreter.prepare()
         except RecursionError:
             return None
         return Unit(module, path, facts, interpreter)
@@ -318,6 +319,13 @@ class Project:
             if interpreter is not None:
                 return interpreter, ".".join(parts[i:])
         return None
+
+    def foreign_bases(self) -> ForeignBases:
+        """Resolves, for the host's analysis, the bases that its imported classes import in turn."""
+        def project_class(qual: str) -> Optional[ClassInfo]:
+            found = self.definition(qual)
+            return found if isinstance(found, ClassInfo) else None
+        return ForeignBases(project_class)
 
     def definition(self, qual: str) -> Optional[object]:
         """What ``qual`` names in the project: a :class:`FunctionInfo`, a :class:`ClassInfo`, or
