@@ -143,6 +143,12 @@ class Store:
     written: bool = False
 
 
+def _into_held(store: Store) -> bool:
+    """Whether ``store`` puts a value into the tensor an attribute already holds (written into it,
+    or ``self.t.data = v``), not a new tensor of the module's."""
+    return store.written or isinstance(store.node, ast.Attribute) and store.node.attr == "data"
+
+
 @dataclass(frozen=True)
 class Creation:
     """A frequencies or slopes tensor computed (the geometric sequence itself)."""
@@ -256,8 +262,12 @@ class ModuleFacts:
     def trained_initial_values(self) -> Set[Tuple[int, int, int, int]]:
         """The products and creations whose values become the initial value of a parameter that
         an optimiser trains (not ``requires_grad=False``): training starts from them, or a
-        checkpoint replaces them, so how construction rounded them does not last."""
-        return {key for store in self.stores if store.storage == "parameter"
+        checkpoint replaces them, so how construction rounded them does not last. A value written
+        into an attribute that some path of its class registers as a parameter (``.data = v``,
+        ``copy_``) is that parameter's on the paths that hold one, whatever another path registers."""
+        parameters = {(store.cls, store.attr) for store in self.stores if store.storage == "parameter"}
+        return {key for store in self.stores
+                if (store.storage == "parameter" or _into_held(store) and (store.cls, store.attr) in parameters)
                 and FROZEN_PARAMETER not in store.value.products for key in store.value.products}
 
     def axes_of(self, product: Product) -> int:

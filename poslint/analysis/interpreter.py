@@ -3041,6 +3041,9 @@ class Interpreter:
                 if cast_to is not None and frame.runtime and isinstance(self._call_site, ast.Call):
                     args, kwargs = self._sharded_entry(self._call_site, payload, forward, cast_to, args, kwargs)
                 return self.call(forward, args, kwargs, callee, frame, handed=_stored_on_part(frame.env, site))
+            dunder_call = payload.lookup_method("__call__")
+            if dunder_call is not None:  # an object of a plain class that defines how it is called
+                return self.call(dunder_call, args, kwargs, callee, frame, handed=_stored_on_part(frame.env, site))
         if isinstance(payload, _LinearModule) and args and frame.runtime and isinstance(self._call_site, ast.Call) \
                 and self._call_site.args:
             return self._linear_call(self._call_site, args[0], payload, frame)
