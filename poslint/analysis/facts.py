@@ -235,6 +235,9 @@ class ModuleFacts:
     reduced_matmul_precision: Optional[str] = None
     # Facts of imported modules' code run by calls from this file, and the files read for them.
     borrowed: List[Borrowed] = field(default_factory=list)
+    # Every other module whose code the linted file's calls ran, recording or not: a value one made
+    # may meet a rule in another's facts.
+    reached: List[Borrowed] = field(default_factory=list)
     dependencies: Set[str] = field(default_factory=set)
     # For another module's facts recorded by a call of the linted file: the linted file's facts,
     # which hold the nodes of the values that call passed in. Held weakly: the linted file's facts
@@ -373,25 +376,33 @@ class ModuleFacts:
         return owner.text[start:end]
 
     def locates(self, node: ast.AST) -> bool:
-        """Whether ``node`` is in this module's tree or the linted file's: a value may come from
-        a third module, whose text neither holds."""
-        return self.holds(node) or (self.linted_ref is not None and self.linted_ref().holds(node))
+        """Whether ``node`` is in this module's tree, the linted file's, or that of another module
+        whose code the linted file's calls ran: a value may come from a module no call ran."""
+        return self._owner_of(node) is not None
+
+    def _owner_of(self, node: ast.AST) -> Optional["ModuleFacts"]:
+        if self.holds(node):
+            return self
+        linted = self.linted_ref() if self.linted_ref is not None else None  # alive: it holds these facts
+        if linted is None:
+            return None
+        if linted.holds(node):
+            return linted
+        return next((borrowed.facts for borrowed in linted.reached if borrowed.facts.holds(node)), None)
 
     def span(self, node: ast.AST) -> Tuple[int, int]:
         """Character offsets of ``node`` in :attr:`text` (in the linted file's text, for a node of
         the linted file met in another module's facts), for building fixes."""
         if not self.locates(node):
-            raise ForeignNode(f"line {getattr(node, 'lineno', '?')} of a module that is neither this one nor the "
-                              f"linted file")
+            raise ForeignNode(f"line {getattr(node, 'lineno', '?')} of a module that is neither this one, the "
+                              f"linted file nor one its calls ran")
         owner = self._owner(node)
         start = owner.index.utf8_col_to_offset(node.lineno, node.col_offset)
         end = owner.index.utf8_col_to_offset(node.end_lineno, node.end_col_offset)
         return start, end
 
     def _owner(self, node: ast.AST) -> "ModuleFacts":
-        if self.linted_ref is not None and not self.holds(node):
-            return self.linted_ref()  # alive: it holds these facts
-        return self
+        return self._owner_of(node) or self
 
 
 class ForeignNode(LookupError):

@@ -543,6 +543,7 @@ class Interpreter:
         self.facts.built_at_construction = self.built_at_construction
         for borrowed in self._borrowed.values():
             borrowed.facts.rotations = self.facts.rotations
+        self.facts.reached = list(self._borrowed.values())
         self.facts.borrowed = [b for b in self._borrowed.values() if b.facts.products or b.facts.casts
                                or b.facts.stores or b.facts.creations or b.facts.trigs or b.facts.attr_reads]
         if self.follows_imports:
@@ -596,6 +597,19 @@ class Interpreter:
         found = self._imported(qual) if qual else None
         return found if isinstance(found, ClassInfo) else None
 
+    def _calls_what_it_was_handed(self) -> bool:
+        """Whether the call this module makes now calls an argument of its running function, or a
+        method of one (``decoder(points)``), that no annotation names a class of: its own analysis
+        cannot tell what that runs, so it cannot show what the call does when it is linted."""
+        site, running = self._call_site, self.stack[-1] if self.stack else None
+        if not isinstance(site, ast.Call) or running is None:
+            return False
+        target = site.func.value if isinstance(site.func, ast.Attribute) else site.func
+        spec = running.node.args
+        param = next((p for p in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)
+                      if isinstance(target, ast.Name) and p.arg == target.id), None)
+        return param is not None and self._annotated_class(param.annotation) is None
+
     def call_for(self, requester: "Interpreter", fn: FunctionInfo, args: Sequence[Value], kwargs: Dict[str, Value],
                  self_value: Optional[Value], caller: Optional[Frame]) -> Value:
         """Run ``fn`` of this module for a call that ``requester`` (another module) makes. What it
@@ -603,6 +617,9 @@ class Interpreter:
         host, anchor = requester.anchor or (requester, requester._call_site)
         if host is self:  # back into the linted file itself
             return self.call(fn, args, kwargs, self_value, caller)
+        # A call another module makes records only what holds the linted file's own code (that
+        # module shows the rest when it is linted), unless it calls what it was handed.
+        through_other = requester is not host and not requester._calls_what_it_was_handed()
         if anchor is None:
             return UNKNOWN  # not reached through a call the host shows
         # What its classes hold, learnt before this call borrows the interpreter: the same
@@ -612,7 +629,7 @@ class Interpreter:
                    bool(caller and caller.autocast_off), caller.default if caller else None,
                    bool(caller and caller.runtime),
                    self_value.payload_key if self_value is not None and self_value.sort is Sort.INSTANCE else None,
-                   requester is not host)  # a call through another module records less (see _record)
+                   through_other)  # a call through another module records less (see _record)
         reusable = all(self._host_free(v) for v in (*args, *kwargs.values()))
         if reusable and context in self.summaries:
             return host.rebased(self.summaries[context], anchor, self.path)
@@ -632,8 +649,8 @@ class Interpreter:
                  self.cast_candidates, self.anchor, self.follows_imports, self.through_other)
         self.facts, self._seen_facts = borrowed.facts, borrowed.seen
         self.sinks, self._next_attrs, self.cast_candidates = host.sinks, {}, host.cast_candidates
-        self.anchor, self.follows_imports, self.through_other = (host, anchor), True, requester is not host
-        memo = host._borrowed_memos.setdefault((id(self), requester is not host), {})
+        self.anchor, self.follows_imports, self.through_other = (host, anchor), True, through_other
+        memo = host._borrowed_memos.setdefault((id(self), through_other), {})
         made = (id(self), id(anchor), context)
         # A call the host's first round did not make (through an attribute that round learns) is
         # rehearsed unrecorded first, as a round: its products learn where their results go (a

@@ -214,8 +214,13 @@ def _borrowed_findings(rule_cls, facts, borrowed) -> Iterator[Finding]:
         if facts.holds(finding.node):
             yield Finding(finding.node, f"{finding.message} (in {borrowed.path}, reached by the call on line "
                                         f"{anchor_line})")
-        elif node_key(finding.node) not in _own_findings(rule_cls, borrowed.own()):
-            yield Finding(borrowed.anchor, f"{finding.message} (in {borrowed.path}:{finding.node.lineno}, "
+            continue
+        # (at a node of the module itself, or of another that this file's calls ran: a value made
+        # there, in code that called the module with it)
+        owner = borrowed if borrowed.facts.holds(finding.node) else \
+            next((other for other in facts.reached if other.facts.holds(finding.node)), borrowed)
+        if node_key(finding.node) not in _own_findings(rule_cls, owner.own()):
+            yield Finding(borrowed.anchor, f"{finding.message} (in {owner.path}:{finding.node.lineno}, "
                                            f"reached by this call)")
 
 
