@@ -3363,6 +3363,10 @@ class Interpreter:
             grid = self._creation_value(node, name, args[:3], {}, frame, None, "numpy.linspace(...)")
             return grid.with_(prec=prec, origin=Origin.at(node, "numpy.linspace(...)", prec))
         if module in ("math", "numpy", "np"):
+            if name == "pow" and module == "math" and len(node.args) == 2 and not node.keywords \
+                    and not any(isinstance(a, ast.Starred) for a in node.args):
+                # ``math.pow(base, 2 * (i // 2) / d)``: a power as ``base ** x`` is
+                return self.binop(ast.Pow(), args[0], args[1], node, node.args[0], node.args[1], frame)
             if name in ("log", "log2", "log10", "sqrt", "exp", "pow", "floor", "ceil"):
                 roles = frozenset({Role.POW2}) if name == "pow" and args and args[0].payload_key in (
                     ("const", 2), ("const", 2.0)) else frozenset({Role.LOGARITHM}) if name.startswith("log") \
@@ -3475,8 +3479,12 @@ class Interpreter:
             if data.sort is Sort.PYINT:
                 return tensor(Prec.INT, roles=data.roles)
             if data.sort is Sort.PYFLOAT or data.prec in (Prec.UNKNOWN,) and data.roles:
-                return self.default_tensor(node, frame, "torch.tensor(...) of Python floats").with_(
+                made = self.default_tensor(node, frame, "torch.tensor(...) of Python floats").with_(
                     roles=data.roles, ndim=0 if data.sort is Sort.PYFLOAT else None)
+                # a table of powers written as a list (``[math.pow(b, 2 * (i // 2) / d) for i in ...]``)
+                # is made here, in the default dtype
+                return self._creation(node, made, frame) if data.sort is not Sort.PYFLOAT and \
+                    data.roles & {Role.FREQS, Role.GROWTH} else made
             return tensor(Prec.UNKNOWN, roles=data.roles, products=data.products & (NOT_POSITIONAL | {MODULE_CONSTANT}))
         if name == "logspace":
             base = kwargs.get("base", args[3] if len(args) > 3 else UNKNOWN)
@@ -4016,10 +4024,14 @@ class Interpreter:
         """The dtype ``.to(...)`` converts to: ``dtype=``, a dtype argument, or ``.to(other)``."""
         if "dtype" in kwargs:
             return self._dtype_arg(kwargs, node)
-        for arg, arg_node in zip(args, node.args):
+        # ``.to(device, dtype)``: before another positional argument (not ``non_blocking`` of
+        # ``.to(other, True)``), the first is a device, however it is written (``cfg["device"]``)
+        device_first = len(node.args) >= 2 and not (isinstance(node.args[1], ast.Constant)
+                                                     and isinstance(node.args[1].value, bool))
+        for i, (arg, arg_node) in enumerate(zip(args, node.args)):
             if arg.sort is Sort.DTYPE:
                 return arg
-            if arg.payload_key == ("const", None) or arg.payload_key == "device":
+            if arg.payload_key == ("const", None) or arg.payload_key == "device" or i == 0 and device_first:
                 continue
             src = self.facts.source(arg_node)
             # An argument nothing here binds is a device, a dtype or a tensor by how the function
@@ -4410,10 +4422,13 @@ def _shifted_extent(op: ast.operator, left: Value, right: Value) -> Optional[int
 
 
 def _largest_angle(positions: Value, factor: Value) -> Optional[float]:
-    """The largest angle of bounded positions times frequencies the code fixes, else None."""
-    if positions.magnitude is None or factor.series is None or not factor.series.exact:
+    """The largest angle of bounded positions times frequencies the code fixes (each of them, or a
+    bound on them all: ``7 * 1e-4 ** linspace(0, 1, n)`` of any ``n`` lies within [0, 7]), else None."""
+    if positions.magnitude is None:
         return None
-    return positions.magnitude * max(abs(f) for f in factor.series.exact)
+    if factor.series is not None and factor.series.exact:
+        return positions.magnitude * max(abs(f) for f in factor.series.exact)
+    return positions.magnitude * factor.magnitude if factor.is_tensor and factor.magnitude is not None else None
 
 
 def _interval(value: Value) -> Tuple[float, float]:
@@ -5023,9 +5038,11 @@ def _over_wavelength_operands(op: ast.operator, left: Value, right: Value) -> bo
     holds (a buffer or parameter, which conversion rounds), or over a tensor not yet known (the
     first round reads no module attribute), so that a sink can confirm it as a product. (A table
     computed in place in the input's dtype, DETR's ``x / dim_t`` of normalised coordinates, moves
-    each angle by its relative rounding only.)"""
+    each angle by its relative rounding only.) A wavelength table in the default dtype counts
+    too: made at construction, a 16-bit default rounds it for good, whatever holds it."""
     return isinstance(op, ast.Div) and unknown_operand(left) and not left.grids and (
-        held_by_module(right) or unknown_operand(right))
+        held_by_module(right) or unknown_operand(right)
+        or right.is_tensor and right.has(Role.GROWTH) and right.prec is Prec.DEFAULT)
 
 
 def _along_dims(grid: Value, other: Value, dims: Iterable[int]) -> bool:

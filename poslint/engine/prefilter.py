@@ -184,7 +184,7 @@ ROLE_BIRTHS_REVIEWED = {
     "_tensor_method": ("FREQS", "FREQS", "FREQS", "POSITIONS", "ROTARY_COMPLEX", "SLOPES", "SLOPES"),
     # ROTARY_COMPLEX: polar, and view_as_complex/complex of cos/sin (TRIG, which needs a product);
     # POSITIONS: ``full(shape, 1.0 - i * h)`` of a loop's counter (its FREQ_INDEX, born from ``range``)
-    "_torch_function": ("FREQS", "POSITIONS", "POW2", "POW2", "ROTARY_COMPLEX", "ROTARY_COMPLEX", "SLOPES"),
+    "_torch_function": ("FREQS", "FREQS", "POSITIONS", "POW2", "POW2", "ROTARY_COMPLEX", "ROTARY_COMPLEX", "SLOPES"),
 }
 
 # --- strings and comments -------------------------------------------------------------------
