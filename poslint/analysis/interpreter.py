@@ -4650,12 +4650,15 @@ def _alternatives(node: ast.AST) -> List[ast.AST]:
 
 
 def _reads_own_attribute(node: Optional[ast.AST]) -> bool:
-    """Whether ``node`` reads an attribute of the instance, through casts, views and indexing
-    (``self.phases.to(torch.float32)[None]``)."""
-    while isinstance(node, (ast.Call, ast.Subscript)):
+    """Whether ``node`` reads an attribute of the instance, through casts, views, transposes and
+    indexing (``self.phases.to(torch.float32)[None]``, ``self.proj.T``)."""
+    while isinstance(node, (ast.Call, ast.Subscript)) or isinstance(node, ast.Attribute) and node.attr in TRANSPOSES:
         node = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-            else node.value if isinstance(node, ast.Subscript) else None
+            else node.value if isinstance(node, (ast.Subscript, ast.Attribute)) else None
     return node is not None and is_self_attr(node)
+
+
+TRANSPOSES = frozenset({"T", "mT"})  # (views of the same numbers)
 
 
 def _names_one_literal(function: Optional[FunctionInfo], name: str) -> bool:
