@@ -167,8 +167,8 @@ EXPECTED = {
         ("lineage/leaf.py", 11, "POS106", "buffer 'inv_freq' are upcast at use"),
     ],
     "handed_decoder": ["shapepkg", "points", "volume", "model", "PointFourier", "PointDecoder", "dense_grid",
-                       "VolumeDecoding", "Float32VolumeDecoding", "TypedVolumeDecoding", "ShapeModel", "decoder",
-                       "point_decoder", "volume", "float32_volume", "typed_volume", "decode", "queries"],
+                       "VolumeDecoding", "Float32VolumeDecoding", "TypedVolumeDecoding", "OwnDecoderVolume", "ShapeModel", "decoder",
+                       "point_decoder", "volume", "float32_volume", "typed_volume", "own_volume", "decode", "queries"],
     "handed_down": [
         # model.py hands a library rotary module to blocks.py's stack, which hands it two
         # constructors down to the attention that rotates with it.
@@ -178,9 +178,11 @@ EXPECTED = {
     "handed_decoder": [
         # volume.py casts the query grid and calls the decoder it is handed (a plain Callable):
         # model.py, which hands it the point decoder, shows what the decoder does with the grid.
-        ("shapepkg/model.py", 16, "POS101", "(in shapepkg/volume.py:18, reached by this call)"),
-        # With the decoder's class annotated, volume.py shows it itself (and model.py does not again).
+        ("shapepkg/model.py", 17, "POS101", "(in shapepkg/volume.py:18, reached by this call)"),
+        # With the decoder's class annotated, or the decoder its own, volume.py shows it itself
+        # (and model.py does not again).
         ("shapepkg/volume.py", 32, "POS101", "(in shapepkg/points.py, reached by the call on line 33)"),
+        ("shapepkg/volume.py", 44, "POS101", "(in shapepkg/points.py, reached by the call on line 45)"),
     ],
     "cycle": [
         ("cyc/freqs.py", 11, "POS101", "(cyc/positions.py:7)"),
@@ -404,8 +406,8 @@ MODULE_NAMES = {
     "class_line": ["lineage", "base", "middle", "leaf", "FrequencyHolder", "PlainHolder", "Middle", "PlainMiddle",
                    "Leaf", "PlainLeaf", "FreshLeaf", "inv_freq", "width"],
     "handed_decoder": ["shapepkg", "points", "volume", "model", "PointFourier", "PointDecoder", "dense_grid",
-                       "VolumeDecoding", "Float32VolumeDecoding", "TypedVolumeDecoding", "ShapeModel", "decoder",
-                       "point_decoder", "volume", "float32_volume", "typed_volume", "decode", "queries"],
+                       "VolumeDecoding", "Float32VolumeDecoding", "TypedVolumeDecoding", "OwnDecoderVolume", "ShapeModel", "decoder",
+                       "point_decoder", "volume", "float32_volume", "typed_volume", "own_volume", "decode", "queries"],
     "handed_down": ["handpkg", "blocks", "model", "Attention", "Layer", "Stack", "Model", "NoRotaryModel", "rotary",
                     "attention", "first", "stack"],
     "kept_elsewhere": ["keeppkg", "layers", "model", "KeptRotary", "PlainRotary", "Backbone", "rotary_emb",

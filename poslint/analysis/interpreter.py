@@ -606,8 +606,10 @@ class Interpreter:
             return False
         target = site.func.value if isinstance(site.func, ast.Attribute) else site.func
         spec = running.node.args
-        param = next((p for p in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)
-                      if isinstance(target, ast.Name) and p.arg == target.id), None)
+        params = [*spec.posonlyargs, *spec.args, *spec.kwonlyargs]
+        if running.cls is not None and not is_static(running.node):
+            params = params[1:]  # (``self.merger(x)``: the instance's own module, no argument's)
+        param = next((p for p in params if isinstance(target, ast.Name) and p.arg == target.id), None)
         return param is not None and self._annotated_class(param.annotation) is None
 
     def call_for(self, requester: "Interpreter", fn: FunctionInfo, args: Sequence[Value], kwargs: Dict[str, Value],
