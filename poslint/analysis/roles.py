@@ -67,10 +67,12 @@ def unknown_operand(value: Value) -> bool:
 
 def held_by_module(value: Value) -> bool:
     """A floating tensor read from a buffer or parameter, whatever its role (possibly upcast since;
-    not one made or cast in a buffer's dtype, rounded so and upcast since: no state of the module)."""
+    not one made or cast in a buffer's dtype, rounded so and upcast since: no state of the module),
+    also one stored in 16 bits at construction (``nn.Parameter(randn(n, dtype=torch.bfloat16))``)."""
     return value.is_tensor and (
         value.prec is Prec.CONVERTED or (value.rounded is not None and value.rounded.prec is Prec.CONVERTED
-                                         and not value.rounded.cast))
+                                         and not value.rounded.cast)
+        or value.origin is not None and value.origin.stored and value.prec is Prec.LOW)
 
 
 def module_held(value: Value) -> bool:
