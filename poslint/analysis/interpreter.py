@@ -749,7 +749,7 @@ class Interpreter:
         of the part it calls (``self.rotary.inv_freq = t`` before ``self.rotary(n)``)."""
         if fn.home is not None and fn.home is not self:
             return fn.home.call_for(self, fn, args, kwargs, self_value, caller)
-        if fn in self.stack or len(self.stack) >= MAX_CALL_DEPTH:
+        if fn in self.stack or len(self.stack) >= MAX_CALL_DEPTH or _refuses_keywords(fn, kwargs):
             return UNKNOWN
         node = fn.node
         autocast_off = fn.autocast_off or bool(caller and caller.autocast_off)
@@ -4316,6 +4316,17 @@ def grid_key(node: ast.AST) -> tuple:
 
 def _is_grid_key(key: tuple) -> bool:
     return key[0] < 0 <= key[1]  # a grid_key (NOT_POSITIONAL's columns are negative too)
+
+
+def _refuses_keywords(fn: FunctionInfo, kwargs: Dict[str, Value]) -> bool:
+    """Whether a call passing ``kwargs`` by name raises TypeError before ``fn`` runs: a keyword it
+    has no parameter for, and no ``**kwargs`` (a sampler's ``model(x, guidance=g)`` of a model
+    whose forward takes no guidance)."""
+    spec = fn.node.args
+    if spec.kwarg is not None:
+        return False
+    named = {p.arg for p in (*spec.args, *spec.kwonlyargs)}
+    return any(name != UNPACKED_KEYWORDS and name not in named for name in kwargs)
 
 
 def _subclass_instance(fn: FunctionInfo, self_value: Optional[Value]) -> Optional[ClassInfo]:
