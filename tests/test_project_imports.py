@@ -169,6 +169,8 @@ EXPECTED = {
     "handed_decoder": ["shapepkg", "points", "volume", "model", "PointFourier", "PointDecoder", "dense_grid",
                        "VolumeDecoding", "Float32VolumeDecoding", "TypedVolumeDecoding", "OwnDecoderVolume", "ShapeModel", "decoder",
                        "point_decoder", "volume", "float32_volume", "typed_volume", "own_volume", "decode", "queries"],
+    "offload_pipeline": ["offpkg", "denoiser", "pipeline", "Denoiser", "Pipeline", "model", "sample",
+                         "sample_float32_time", "time_in", "width"],
     "handed_down": [
         # model.py hands a library rotary module to blocks.py's stack, which hands it two
         # constructors down to the attention that rotates with it.
@@ -183,6 +185,11 @@ EXPECTED = {
         # (and model.py does not again).
         ("shapepkg/volume.py", 32, "POS101", "(in shapepkg/points.py, reached by the call on line 33)"),
         ("shapepkg/volume.py", 44, "POS101", "(in shapepkg/points.py, reached by the call on line 45)"),
+    ],
+    "offload_pipeline": [
+        # pipeline.py moves its model to the device before each step (``self.model =
+        # self.model.to(device)``): still denoiser.py's model, which the bfloat16 time reaches.
+        ("offpkg/pipeline.py", 15, "POS101", "takes explicit torch.bfloat16"),
     ],
     "cycle": [
         ("cyc/freqs.py", 11, "POS101", "(cyc/positions.py:7)"),
@@ -408,6 +415,8 @@ MODULE_NAMES = {
     "handed_decoder": ["shapepkg", "points", "volume", "model", "PointFourier", "PointDecoder", "dense_grid",
                        "VolumeDecoding", "Float32VolumeDecoding", "TypedVolumeDecoding", "OwnDecoderVolume", "ShapeModel", "decoder",
                        "point_decoder", "volume", "float32_volume", "typed_volume", "own_volume", "decode", "queries"],
+    "offload_pipeline": ["offpkg", "denoiser", "pipeline", "Denoiser", "Pipeline", "model", "sample",
+                         "sample_float32_time", "time_in", "width"],
     "handed_down": ["handpkg", "blocks", "model", "Attention", "Layer", "Stack", "Model", "NoRotaryModel", "rotary",
                     "attention", "first", "stack"],
     "kept_elsewhere": ["keeppkg", "layers", "model", "KeptRotary", "PlainRotary", "Backbone", "rotary_emb",

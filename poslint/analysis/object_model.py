@@ -621,13 +621,20 @@ class ModuleModel:
                 for qual in self._imported_held(cls).get(attr, ()):
                     self.kept_float32_imports.setdefault(qual, set()).add(ALL_ATTRS)
 
+    def imported_held(self, cls: ClassInfo, attr: str) -> Set[str]:
+        """The qualified names of the callees of other modules whose result ``self.<attr>`` keeps."""
+        return self._imported_held(cls).get(attr, set())
+
     def _imported_held(self, cls: ClassInfo) -> Dict[str, Set[str]]:
         """``self.<attr> = Rotary(...)`` with a callee from another module: attr -> its qualified names."""
         held: Dict[str, Set[str]] = {}
         for item in walk(cls.node):
-            if isinstance(item, ast.Assign) and isinstance(item.value, ast.Call) and \
-                    tail_name(item.value.func) not in self.class_names:
-                qual = self.names.qualname(item.value.func)
+            built = item.value if isinstance(item, ast.Assign) else None
+            while isinstance(built, ast.Call) and isinstance(built.func, ast.Attribute) \
+                    and built.func.attr in MODULE_RETURNING_SELF and isinstance(built.func.value, ast.Call):
+                built = built.func.value  # ``Net().to(torch.bfloat16)``: the module itself
+            if isinstance(built, ast.Call) and tail_name(built.func) not in self.class_names:
+                qual = self.names.qualname(built.func)
                 for target in item.targets if qual else ():
                     if is_self_attr(target):
                         held.setdefault(target.attr, set()).add(qual)
