@@ -1452,6 +1452,9 @@ class Interpreter:
                         value if value.sort is Sort.TENSOR else _element_of(value))
                 self.assign(elt, part, frame, None)
         elif is_self_attr(target) and frame.cls is not None:
+            if _moves_itself(target, value_node) and value.sort is not Sort.INSTANCE \
+                    and not self.read_attr(target, frame).is_tensor:
+                return  # ``self.dit = self.dit.to(device)`` of a module, or of what this round cannot tell yet: itself
             self.assign_attr(frame, target.attr, value, target, value_node)
         elif isinstance(target, ast.Attribute) and target.attr == "data" and is_self_attr(target.value) \
                 and frame.cls is not None \
@@ -4326,6 +4329,14 @@ def grid_key(node: ast.AST) -> tuple:
 
 def _is_grid_key(key: tuple) -> bool:
     return key[0] < 0 <= key[1]  # a grid_key (NOT_POSITIONAL's columns are negative too)
+
+
+def _moves_itself(target: ast.Attribute, value_node: Optional[ast.AST]) -> bool:
+    """``self.x = self.x.to(...)`` (or ``.cuda()``, ``.half()``...): an attribute moved or converted
+    and stored back under its own name."""
+    return isinstance(value_node, ast.Call) and isinstance(value_node.func, ast.Attribute) \
+        and value_node.func.attr in MODULE_RETURNING_SELF and isinstance(value_node.func.value, ast.Attribute) \
+        and is_self_attr(value_node.func.value) and value_node.func.value.attr == target.attr
 
 
 def _refuses_keywords(fn: FunctionInfo, kwargs: Dict[str, Value]) -> bool:
