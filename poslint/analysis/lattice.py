@@ -346,6 +346,12 @@ def value_range(value: "Value") -> Tuple[float, float]:
     return -high, high
 
 
+def _is_grown_list(value: Value) -> bool:
+    """A list that ``append``/``extend`` grew: what its pieces are, merged (see the interpreter)."""
+    return isinstance(value.payload_key, tuple) and value.payload_key[:1] == ("list-of",) \
+        and isinstance(value.payload, Value)
+
+
 def merge(a: Value, b: Value) -> Value:
     """Join two values that reach the same program point along different paths."""
     if a == b:
@@ -355,6 +361,18 @@ def merge(a: Value, b: Value) -> Value:
         # ``return memory, proposals`` on two paths: each element is joined with its own
         elements = tuple(merge(x, y) for x, y in zip(a.payload, b.payload))
         return Value(sort=Sort.TUPLE, payload=elements, payload_key=elements)
+    for grown, other in ((a, b), (b, a)):
+        if _is_grown_list(grown) and (_is_grown_list(other) or other.sort is Sort.TUPLE
+                                      and isinstance(other.payload, tuple) and other.payload
+                                      and other.payload_key == other.payload):
+            # a list grown on one path only (``parts = [x]``, ``if flag: parts.append(y)``): a list
+            # of what either path holds, as the grown one keeps what its pieces are
+            piece = grown.payload
+            for element in (other.payload,) if _is_grown_list(other) else other.payload:
+                piece = merge(piece, element.with_(payload=None, payload_key=None, extent=None, ndim=None, axis=None)
+                              if element.is_tensor else element)
+            return grown.with_(roles=grown.roles | other.roles | piece.roles, prec=piece.prec, payload=piece,
+                               payload_key=("list-of", piece.sort.value, piece.roles, piece.products, piece.recent))
     constants = [v for v in (a, b) if v.is_tensor and v.payload_key in ONE_VALUE_KEYS and v.prec.may_be_16bit]
     if len(constants) == 1:
         # One path holds a 16-bit tensor of one exact value (a zeros padding point): it rounds
