@@ -74,7 +74,7 @@ from poslint.analysis.torch_api import (TORCH_MODULE_BASES, MODULE_RETURNING_SEL
                                         INIT_RANDOM_FILLS, INVERSE_TRIG, PREDICATES, PYTHON_FLOATS, RANDOM_CREATION, RANDOM_FILLS,
                                         ROLE_KILLING, UNIFORM_INIT_FILLS,
                                         COMPLEX_INPUT_CALLS, SAME_DTYPE_PRODUCTS, SIZE_ARGUMENTS,
-                                        TENSOR_TYPES, TOTAL_KEEPING, TOTALS, TRANSFORMING, TRIG, VALUE_KEEPING,
+                                        TENSOR_TYPES, TOTAL_KEEPING, TOTALS, FULL_REDUCTIONS, TRANSFORMING, TRIG, VALUE_KEEPING,
                                         MAGNITUDE_KEEPING)
 
 # Values that carry one of these hold no positions, whatever they are multiplied by later.
@@ -2480,10 +2480,12 @@ class Interpreter:
         # A zero-dimensional tensor takes part like a Python number: it does not widen a tensor of
         # dimensions (a bfloat16 index times a float32 0-dim tensor is bfloat16).
         floats = [v for v in floats if v.ndim != 0] or floats
+        # (nor does one of unknown dtype: ``inv_freq / (ids.max() / n)`` keeps the buffer's dtype)
+        dimensioned = any(v.ndim != 0 for v in floats)
         # An untyped operand of a true division (``dim``, ``self.scale``) is almost always a
         # Python number; elsewhere it could be a float tensor, so the result stays unknown.
         numeric = [v for v in (left, right) if v.sort is Sort.PYFLOAT or v.payload_key == NUMBER_LIKE.payload_key]
-        unknown = any(v.prec is Prec.UNKNOWN for v in tensors) or (not division and any(
+        unknown = any(v.prec is Prec.UNKNOWN and not (dimensioned and v.ndim == 0) for v in tensors) or (not division and any(
             v.sort is Sort.OTHER and v.payload_key != NUMBER_LIKE.payload_key for v in (left, right)))
         for prec in (Prec.F64, Prec.F32):
             for v in floats:
@@ -3843,6 +3845,9 @@ class Interpreter:
             value = value.with_(interval=None)  # (a clamp moves the low end: ``clamp(min=1)`` of a count)
         if name in TOTALS and not value.is_tensor and _is_opaque(receiver):
             value = UNKNOWN_TENSOR  # ``x.amax(-1)`` of an input: a tensor, of what x is
+        if name in FULL_REDUCTIONS and value.is_tensor and len(args) == int(function_form) \
+                and not {"dim", "axis"} & set(kwargs):
+            value = value.with_(ndim=0, axis=None)  # ``ids.max()``: one number, a zero-dimensional tensor
         if value.is_tensor and (name in TOTALS) is not value.total:
             # A total stays one through a floor (``.clamp(min=1)``) and through shape changes.
             value = value.with_(total=name in TOTALS or value.total and name in TOTAL_KEEPING)

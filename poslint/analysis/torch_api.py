@@ -80,6 +80,10 @@ BOUND_BREAKING = frozenset({
 # Reductions whose result bounds the magnitude of each entry it reduces (of non-negative counts,
 # for a sum): a running count or coordinate divided by one lies within [-1, 1].
 TOTALS = frozenset({"sum", "nansum", "max", "amax", "norm", "count_nonzero"})
+# Reductions that, given no dim, reduce over every axis to a zero-dimensional tensor (which takes
+# part in type promotion as a Python number does).
+FULL_REDUCTIONS = frozenset({"sum", "nansum", "max", "min", "amax", "amin", "mean", "nanmean", "prod", "norm",
+                             "count_nonzero", "std", "var", "median"})
 
 # Methods after which a total still bounds what it totals, and a bounded value keeps its bound:
 # a floor or a clip, casts, shape changes.
