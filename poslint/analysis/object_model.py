@@ -537,6 +537,7 @@ class ModuleModel:
         self._factory_classes: Optional[Dict[str, Tuple[str, ...]]] = None
         self._demo: Optional[Set[int]] = None
         self._holders: Optional[Dict[str, List[ClassInfo]]] = None
+        self._imported_held_by_class: Dict[str, Dict[str, Set[str]]] = {}  # class name -> attr -> callees
         self._aliases: Optional[Dict[str, Set[str]]] = None
         self._attribute_names: Optional[Tuple[Dict[int, Set[str]], Set[str], Tuple[str, ...], bool]] = None
         index_module(tree)  # the subtrees that collect and compute_runtime read
@@ -622,8 +623,11 @@ class ModuleModel:
                     self.kept_float32_imports.setdefault(qual, set()).add(ALL_ATTRS)
 
     def imported_held(self, cls: ClassInfo, attr: str) -> Set[str]:
-        """The qualified names of the callees of other modules whose result ``self.<attr>`` keeps."""
-        return self._imported_held(cls).get(attr, set())
+        """The qualified names of the callees of other modules whose result ``self.<attr>`` keeps
+        (found once per class: every read of an attribute no class here holds asks)."""
+        if cls.name not in self._imported_held_by_class:
+            self._imported_held_by_class[cls.name] = self._imported_held(cls)
+        return self._imported_held_by_class[cls.name].get(attr, set())
 
     def _imported_held(self, cls: ClassInfo) -> Dict[str, Set[str]]:
         """``self.<attr> = Rotary(...)`` with a callee from another module: attr -> its qualified names."""
