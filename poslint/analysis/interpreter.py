@@ -586,16 +586,6 @@ class Interpreter:
         found = self._imported(qual)
         return found if isinstance(found, ClassInfo) else None
 
-    def _held_classes(self, cls: ClassInfo, attr: str) -> List[ClassInfo]:
-        """The classes of the project whose instance ``self.<attr>`` of a ``cls`` may hold: of this
-        file, or built from another module's (``self.net = Net().to(torch.bfloat16)``)."""
-        local = lookup_instances(cls, attr, self.classes)
-        if local or self.model is None:
-            return local
-        found = (self._project_class(qual) for c in cls.mro() if self.classes.get(c.name) is c
-                 for qual in sorted(self.model.imported_held(c, attr)))
-        return [held for held in dict.fromkeys(found) if held is not None]
-
     def _project_class_of(self, node: ast.AST) -> Optional[ClassInfo]:
         """The class of the project that the name or dotted name ``node`` is here."""
         if isinstance(node, ast.Name) and node.id in self.classes:
@@ -1916,10 +1906,10 @@ class Interpreter:
                 return inherited
             if held_names(cls, name) & LINEAR_MODULES:  # (the first round: its inputs are not known yet)
                 return _linear_module(None)
-            return _held_instance(self._held_classes(cls, name))
+            return _held_instance(lookup_instances(cls, name, self.classes))
         if found[1].sort is Sort.OTHER and not found[1].roles and found[1].payload is None:
             # ``self.impl: Impl = table[kind](...)``: what evaluation could not tell, the class can.
-            held = _held_instance(self._held_classes(cls, name))
+            held = _held_instance(lookup_instances(cls, name, self.classes))
             if held is not UNKNOWN:
                 return held
         return self._held(cls, name, node, frame, *found, own=True)

@@ -537,7 +537,6 @@ class ModuleModel:
         self._factory_classes: Optional[Dict[str, Tuple[str, ...]]] = None
         self._demo: Optional[Set[int]] = None
         self._holders: Optional[Dict[str, List[ClassInfo]]] = None
-        self._imported_held_by_class: Dict[str, Dict[str, Set[str]]] = {}  # class name -> attr -> callees
         self._aliases: Optional[Dict[str, Set[str]]] = None
         self._attribute_names: Optional[Tuple[Dict[int, Set[str]], Set[str], Tuple[str, ...], bool]] = None
         index_module(tree)  # the subtrees that collect and compute_runtime read
@@ -622,23 +621,13 @@ class ModuleModel:
                 for qual in self._imported_held(cls).get(attr, ()):
                     self.kept_float32_imports.setdefault(qual, set()).add(ALL_ATTRS)
 
-    def imported_held(self, cls: ClassInfo, attr: str) -> Set[str]:
-        """The qualified names of the callees of other modules whose result ``self.<attr>`` keeps
-        (found once per class: every read of an attribute no class here holds asks)."""
-        if cls.name not in self._imported_held_by_class:
-            self._imported_held_by_class[cls.name] = self._imported_held(cls)
-        return self._imported_held_by_class[cls.name].get(attr, set())
-
     def _imported_held(self, cls: ClassInfo) -> Dict[str, Set[str]]:
         """``self.<attr> = Rotary(...)`` with a callee from another module: attr -> its qualified names."""
         held: Dict[str, Set[str]] = {}
         for item in walk(cls.node):
-            built = item.value if isinstance(item, ast.Assign) else None
-            while isinstance(built, ast.Call) and isinstance(built.func, ast.Attribute) \
-                    and built.func.attr in MODULE_RETURNING_SELF and isinstance(built.func.value, ast.Call):
-                built = built.func.value  # ``Net().to(torch.bfloat16)``: the module itself
-            if isinstance(built, ast.Call) and tail_name(built.func) not in self.class_names:
-                qual = self.names.qualname(built.func)
+            if isinstance(item, ast.Assign) and isinstance(item.value, ast.Call) and \
+                    tail_name(item.value.func) not in self.class_names:
+                qual = self.names.qualname(item.value.func)
                 for target in item.targets if qual else ():
                     if is_self_attr(target):
                         held.setdefault(target.attr, set()).add(qual)
