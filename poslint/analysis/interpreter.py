@@ -1443,7 +1443,7 @@ class Interpreter:
                 self.assign(elt, part, frame, None)
         elif is_self_attr(target) and frame.cls is not None:
             if _moves_itself(target, value_node) and value.sort is not Sort.INSTANCE \
-                    and not self.read_attr(target, frame).is_tensor:
+                    and not self._held_now(frame, target.attr).is_tensor:
                 return  # ``self.dit = self.dit.to(device)`` of a module, or of what this round cannot tell yet: itself
             self.assign_attr(frame, target.attr, value, target, value_node)
         elif isinstance(target, ast.Attribute) and target.attr == "data" and is_self_attr(target.value) \
@@ -1560,9 +1560,20 @@ class Interpreter:
     def _attr_storage(self, cls: ClassInfo, attr: str) -> Optional[str]:
         """How ``attr`` is held: by this class or a base (a buffer a base's constructor registers
         stays a buffer when a subclass's method reassigns it)."""
+        return (self._held_entry(cls, attr) or (None, None))[0]
+
+    def _held_entry(self, cls: ClassInfo, attr: str) -> Optional[Tuple[str, Value]]:
+        """(storage, value) of ``attr`` as stored so far this round, or as the class holds it."""
         pending = next((bucket[attr] for bucket in (self._next_attrs.get(c.name, {}) for c in cls.mro())
                         if attr in bucket), None)
-        return (pending or cls.lookup_attr(attr) or (None, None))[0]
+        return pending or cls.lookup_attr(attr)
+
+    def _held_now(self, frame: Frame, attr: str) -> Value:
+        """What ``self.<attr>`` holds at this point of ``frame``, read without recording a read."""
+        if f"self.{attr}" in frame.env:
+            return frame.env[f"self.{attr}"]
+        entry = self._held_entry(frame.dispatch or frame.cls, attr)
+        return entry[1] if entry is not None else UNKNOWN
 
     def store_attr(self, frame: Frame, attr: str, storage: str, value: Value, node: ast.AST,
                    value_node: Optional[ast.AST], name_node: Optional[ast.AST] = None, written: bool = False) -> None:
