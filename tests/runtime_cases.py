@@ -164,6 +164,15 @@ CASES = [
     # linear pixel bands (up to 5 pi) over a 256-step axis: exact positions, rounded bands
     Case(ROPE + "linear_bands_outer.py", kind="rotary", expect="fail", where=HALF, seq_len=256),
     Case(ROPE + "linear_bands_einsum.py", kind="rotary", expect="fail", where=HALF + CUDA, seq_len=256),
+    # a query grid cast to the latents' dtype by a plain callable object, decoded into Fourier features
+    Case(ROPE + "query_grid_through_plain_callable.py", kind="rotary", expect="fail", where=HALF, seq_len=32768),
+    # unit patch coordinates in the activations' dtype (a conv's, so autocast's too) into a rotary submodule
+    Case(ROPE + "unit_coordinates_into_rotary_of_any_width.py", kind="rotary", expect="fail",
+         where=HALF + AUTOCAST, seq_len=1024),
+    # flow time in the activations' dtype, handed to a denoiser the sampler moves before each step
+    Case(ROPE + "offload_moves_module_itself.py", kind="rotary", expect="fail", where=HALF, seq_len=1024),
+    # wavelength tables of event times made in the default dtype at construction
+    Case(ROPE + "event_time_wavelength_lists.py", kind="rotary", expect="fail", where=DEFAULT_BF16, seq_len=1000),
     Case(ROPE + "ok_arange_indexing.py", kind="rotary", expect="pass"),
     Case(ROPE + "ok_autocast_disabled.py", kind="rotary", expect="pass"),
     Case(ROPE + "ok_autocast_disabled_decorator.py", kind="rotary", expect="pass"),

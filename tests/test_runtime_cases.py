@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch
 from click.testing import CliRunner
 from runtime_cases import CASES, Case
 
@@ -97,6 +98,44 @@ def test_fix_output_passes_every_scenario(case: Case, tmp_path):
     buggy = run(case)
     for name in scenarios(case):
         assert fixed[name].output_dtypes == buggy[name].output_dtypes, name
+    # A model whose float32 run is already right keeps its float32 values exactly (explicit 16-bit
+    # positions are wrong in a float32 model too: their fix changes them).
+    if verify(load_factory(str(ROOT / case.path)), seq_len=case.seq_len, scenarios=("fp32",)).passed:
+        before, after = _float32_outputs(ROOT / case.path, case), _float32_outputs(fixed_path, case)
+        assert len(before) == len(after)
+        for old, new in zip(before, after):
+            if case.kind == "rotary":
+                assert torch.equal(old, new), "float32 outputs changed"
+            else:  # a bias made relative to the query moves each query's row by one constant
+                assert _same_up_to_a_row_constant(old, new), "float32 bias changed beyond a per-query shift"
+
+
+def _float32_outputs(path: Path, case: Case):
+    """The whole model's outputs in float32, built and run from the same seeds."""
+    torch.manual_seed(0)
+    module, make_inputs = load_factory(str(path))(case.seq_len)[:2]
+    torch.manual_seed(1)
+    with torch.no_grad():
+        return _tensors(module(*make_inputs(torch.float32)))
+
+
+def _same_up_to_a_row_constant(old, new):
+    finite = torch.isfinite(old)
+    if not torch.equal(finite, torch.isfinite(new)):
+        return False
+    shift = new - old
+    highest = torch.where(finite, shift, torch.full_like(old, -torch.inf)).amax(dim=-1)
+    lowest = torch.where(finite, shift, torch.full_like(old, torch.inf)).amin(dim=-1)
+    spread = torch.where(torch.isfinite(highest), highest - lowest, torch.zeros_like(highest)).max()
+    return bool(spread <= 1e-6 * old[finite].abs().max().clamp(min=1.0))
+
+
+def _tensors(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, dict):
+        out = list(out.values())
+    return [t for part in out for t in _tensors(part)] if isinstance(out, (tuple, list)) else []
 
 
 def test_every_fixture_with_a_factory_is_registered():
