@@ -101,6 +101,12 @@ class Product:
         return self.op in CUDA_AUTOCAST_LOWERED
 
 
+def _positions_key(product: Product) -> tuple:
+    """A product's node and where its positions were rounded (None: they never were)."""
+    rounded = product.positions.lost_precision()
+    return node_key(product.node), rounded.key if rounded is not None else None
+
+
 @dataclass(frozen=True)
 class Handoff:
     """Frequencies handed to code poslint cannot read (a compiled rotary kernel) as an argument."""
@@ -253,6 +259,7 @@ class ModuleFacts:
     _related: Optional[Dict[str, Set[str]]] = field(default=None, repr=False)
     _cast_trig_products: Optional[Dict[tuple, List[Cast]]] = field(default=None, repr=False)
     _origins: Optional["OriginIndex"] = field(default=None, repr=False)
+    _extents: Optional[Dict[tuple, List[Optional[int]]]] = field(default=None, repr=False)
 
     def rope_products(self) -> Iterable[Product]:
         """Angle products: frequencies times recognised positions, or times anything when the
@@ -272,6 +279,17 @@ class ModuleFacts:
         return {key for store in self.stores
                 if (store.storage == "parameter" or _into_held(store) and (store.cls, store.attr) in parameters)
                 and FROZEN_PARAMETER not in store.value.products for key in store.value.products}
+
+    def longest_extent(self, product: Product) -> Optional[int]:
+        """The extent of the longest positions rounded at the same place that reach ``product``'s
+        node in any of the runs the analysis made of it (a function run from a demo with 253 frames and
+        from a model with an input's length: the latter, unbounded); None where one is unbounded."""
+        if self._extents is None:  # read once the analysis is done
+            self._extents = {}
+            for other in self.products:
+                self._extents.setdefault(_positions_key(other), []).append(other.positions.extent)
+        extents = self._extents.get(_positions_key(product), [product.positions.extent])
+        return None if None in extents else max(extents)
 
     def axes_of(self, product: Product) -> int:
         """How many axes the grid of ``product``'s positions has: 1 for a sequence."""

@@ -55,7 +55,7 @@ def grid_extent(facts, product):
     side of a square of the assumed 8192 positions in all; else None (8192 in a row). A grid of
     three or more axes (frames, rows, columns) is taken at one frame: its other axes hold one value,
     and its rows and columns are as long as an image's."""
-    extent = product.positions.extent
+    extent = facts.longest_extent(product)
     axes = facts.axes_of(product)
     if extent is not None or axes < 2:
         return extent, ""
