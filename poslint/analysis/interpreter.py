@@ -2525,7 +2525,13 @@ class Interpreter:
         key = node_key(node)
         if op == "einsum" and isinstance(node, ast.Call) and len(_summed_indices(node)) > 1:
             return None  # summed over channels and taps (a convolution's weights): no coordinates projected
-        for one, other in ((a, b), (b, a)):
+        for one, one_node, other in ((a, a_node, b), (b, b_node, a)):
+            if op == "*" and _holds_one_value(one) and one.payload_key == "ones" and _is_opaque(other) \
+                    and not isinstance(one_node, ast.Attribute) and not held_by_module(one):
+                # ``t * ones(len(x), dtype=x.dtype)``: a number (a sampler's time, a 0-dim tensor)
+                # broadcast to a batch, which takes the ones' dtype; a tensor of dimensions would need
+                # no ones to be that shape (not a module's scale that starts at ones: ``self.weight * x``)
+                return tensor(one.prec, one.origin, rounded=one.rounded, ndim=one.ndim)
             if _holds_one_value(one) and other.is_tensor and not _holds_one_value(other):
                 # Against ones (a broadcast written as a product or a matmul) the other operand's
                 # values come out as they went in; one exact value scales without rounding
