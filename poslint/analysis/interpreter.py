@@ -15,6 +15,7 @@ It never imports or executes the code it reads.
 from __future__ import annotations
 
 import ast
+import fractions
 import functools
 import itertools
 import math
@@ -2447,6 +2448,8 @@ class Interpreter:
         if whole_extent is not None and value.origin is not None and value.origin.node is node:
             # isnan(x) * 2.0 takes the default dtype here, and holds 0 and 2: exactly
             value = value.with_(origin=replace(value.origin, exact=True))
+        elif _scaled_past_exact(op, left, right, value):
+            value = value.with_(origin=replace(value.origin, exact=False))
         if isinstance(op, (ast.Add, ast.Sub)):
             # one value plus a grid (``zeros(h, w)[..., 1] + arange(h)[:, None]``) is that grid, and a
             # floating tensor plus an integer grid holds that grid too (``ids[..., 2] + arange(w)``)
@@ -2461,7 +2464,15 @@ class Interpreter:
             fixed = isinstance(op, (ast.Mult, ast.Div)) and any(
                 v.is_number and (_const_number(v) is not None or is_self_attr(n))
                 for v, n in ((left, left_node), (right, right_node)))
-            value = value.with_(payload_key=ONE_VALUE if fixed else None)
+            # (one value 16 bits held, scaled past what they hold: ``ones(b, dtype=x.dtype) * 999``
+            # holds 1000, and ``full(b, 6.0, dtype=bf16) * 1000.0`` 6016, wrong on every call)
+            held = [_combined(op, _one_value(side), _const_number(other), side is left)
+                    for side, other in ((left, right), (right, left))
+                    if _one_value(side) is not None and _const_number(other) is not None]
+            held = held[0] if held and held[0] is not None else None
+            moved = held is not None and value.prec.may_be_16bit and _rounds_past_exact(held)
+            value = value.with_(payload_key=ONE_VALUE if fixed and not moved else None,
+                                payload=held if fixed and not moved else None)
         if isinstance(op, ast.Mult) and any(
                 v.has(Role.POSITIONS) and not w.is_number and w.payload_key != NUMBER_LIKE.payload_key and w.ndim != 0
                 and (unknown_operand(w.with_(roles=w.roles - {Role.NEGATIVE})) or w.has(Role.POSITIONS))
@@ -3543,7 +3554,7 @@ class Interpreter:
             if name == "zeros":
                 return value.with_(payload_key=ZEROS)
             if name == "full" and _exact_fill(fill) and not self._defaulted_fill(node, frame):
-                return value.with_(payload_key=ONE_VALUE)
+                return value.with_(payload_key=ONE_VALUE, payload=_const_number(fill))
             return value
         if name in LIKE:
             like = args[0] if args else UNKNOWN
@@ -4569,6 +4580,63 @@ def _whole_extent(op: ast.operator, left: Value, right: Value) -> Optional[int]:
         return None
     largest = bounds[0] * bounds[1] if isinstance(op, ast.Mult) else bounds[0] + bounds[1]
     return largest + 1 if largest <= BF16_EXACT_UP_TO else None
+
+
+def _scaled_past_exact(op: ast.operator, left: Value, right: Value, value: Value) -> bool:
+    """Whether ``value``, a 16-bit tensor of numbers its dtype held exactly, was scaled or shifted
+    by a literal past the whole numbers that dtype holds, into numbers it rounds (``guidance *
+    1000.0`` in bfloat16: 6000 becomes 6016): the arithmetic rounds what the cast did not."""
+    origin = value.origin
+    if not (value.is_tensor and value.prec.may_be_16bit and origin is not None and origin.exact):
+        return False
+    float16 = origin.float16
+    for side, other in ((left, right), (right, left)):
+        number = _const_number(other)
+        if number is None or number == 0 or not side.is_tensor:
+            continue
+        bound = _whole_bound(side)
+        if bound is None:
+            # numbers it does not bound, times a literal past the exact range: only a power of two
+            # keeps them exact
+            return isinstance(op, ast.Mult) and abs(number) > _exact_up_to(float16) \
+                and math.frexp(abs(number))[0] != 0.5
+        results = [r for k in range(-bound, bound + 1) for r in [_combined(op, float(k), number, side is left)]
+                   if r is not None]
+        return any(_rounds_past_exact(r, float16) for r in results)
+    return False
+
+
+def _combined(op: ast.operator, a: float, b: float, a_first: bool) -> Optional[float]:
+    """``a op b`` (or ``b op a``) for +, -, * and a division by a literal."""
+    x, y = (a, b) if a_first else (b, a)
+    if isinstance(op, ast.Mult):
+        return x * y
+    if isinstance(op, ast.Add):
+        return x + y
+    if isinstance(op, ast.Sub):
+        return x - y
+    if isinstance(op, ast.Div) and a_first:
+        return x / y
+    return None
+
+
+def _exact_up_to(float16: bool) -> int:
+    return FP16_EXACT_UP_TO if float16 else BF16_EXACT_UP_TO
+
+
+def _rounds_past_exact(number: float, float16: bool = False) -> bool:
+    """Whether a 16-bit dtype moves ``number``, past the whole numbers it holds exactly."""
+    rounded = series_ops.fp16(number) if float16 else series_ops.bf16(number)
+    return abs(number) > _exact_up_to(float16) and rounded != number
+
+
+def _one_value(value: Value) -> Optional[float]:
+    """The number a tensor of one value holds, where the code fixes it (ones, a literal fill)."""
+    if value.payload_key == "ones":
+        return 1.0
+    if value.payload_key == ONE_VALUE and isinstance(value.payload, (int, float)):
+        return float(value.payload)
+    return None
 
 
 def _whole_bound(value: Value) -> Optional[int]:
