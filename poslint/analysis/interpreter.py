@@ -3999,7 +3999,7 @@ class Interpreter:
                                                    args[0].prec), rounded=None)
         if name in ("unsqueeze", "view", "reshape", "expand", "squeeze", "flatten"):
             ndim, axis = _reshape_axes(name, receiver, node, frame, self)
-            return receiver.with_(ndim=ndim, axis=axis, thin=False if name == "expand" else receiver.thin)
+            return receiver.with_(ndim=ndim, axis=axis, thin=_expanded_thin(node, receiver) if name == "expand" else receiver.thin)
         if name in ("t", "transpose", "swapaxes") and receiver.is_tensor:
             dims = [_const_int(a) for a in node.args] if name != "t" else [0, 1]
             if len(dims) == 2 and None not in dims:
@@ -4007,6 +4007,8 @@ class Interpreter:
             return receiver.with_(axis=None)
         if name in ("repeat", "expand_as", "broadcast_to", "tile"):
             return receiver.with_(thin=False)
+        if name == "diag" and receiver.ndim == 2:
+            name = "diagonal"  # ``torch.diag`` of a matrix is its diagonal (of a vector, a matrix)
         if name == "diagonal" and receiver.has(Role.BIAS):
             return receiver.with_(roles=receiver.roles | {Role.QUERY_BIAS})
         if name == "diagonal" and receiver.has(Role.POSITIONS):
@@ -4580,6 +4582,18 @@ def _whole_extent(op: ast.operator, left: Value, right: Value) -> Optional[int]:
         return None
     largest = bounds[0] * bounds[1] if isinstance(op, ast.Mult) else bounds[0] + bounds[1]
     return largest + 1 if largest <= BF16_EXACT_UP_TO else None
+
+
+def _expanded_thin(node: ast.Call, receiver: Value) -> Optional[bool]:
+    """Whether ``t.expand(...)`` is still a 1 x N view: only where it keeps the rows axis as it
+    was (``expand(heads, -1, -1)``), not where it sizes it (``expand(heads, n, -1)``)."""
+    sizes = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.Tuple, ast.List)) else node.args
+    if len(sizes) < 2 or any(isinstance(size, ast.Starred) for size in sizes):
+        return False
+    rows = sizes[-2]
+    kept = isinstance(rows, ast.UnaryOp) and isinstance(rows.op, ast.USub) and isinstance(rows.operand, ast.Constant) \
+        and rows.operand.value == 1 or isinstance(rows, ast.Constant) and rows.value == 1
+    return receiver.thin if kept else False
 
 
 def _scaled_past_exact(op: ast.operator, left: Value, right: Value, value: Value) -> bool:

@@ -45,7 +45,7 @@ PRESERVING = frozenset({
     "permute", "contiguous", "flatten", "unflatten", "clone", "detach", "t", "cuda", "cpu",
     "requires_grad_", "narrow", "flip", "roll", "repeat_interleave", "broadcast_to", "tile",
     "movedim", "swapaxes", "index_select", "gather", "masked_fill", "masked_fill_", "tril",
-    "triu", "diagonal", "pin_memory", "share_memory_", "neg", "negative", "abs", "mul", "mul_",
+    "triu", "diagonal", "diag", "pin_memory", "share_memory_", "neg", "negative", "abs", "mul", "mul_",
     "add", "add_", "sub", "sub_", "div", "div_", "cumsum", "cumsum_", "rearrange", "repeat_kv",
     "pad", "to_dense", "coalesce", "type_as_", "select", "take_along_dim", "where", "fill_diagonal_",
     "triu_", "tril_", "view_as", "reshape_as", "squeeze_", "unsqueeze_", "sum", "__getitem__",
@@ -67,7 +67,7 @@ VALUE_KEEPING = frozenset({
 SIZE_ARGUMENTS = frozenset({
     "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "transpose", "permute", "contiguous",
     "flatten", "unflatten", "t", "narrow", "flip", "roll", "broadcast_to", "tile", "movedim", "swapaxes",
-    "diagonal", "squeeze_", "unsqueeze_", "select", "tril", "triu", "tril_", "triu_",
+    "diagonal", "diag", "squeeze_", "unsqueeze_", "select", "tril", "triu", "tril_", "triu_",
 })
 
 # The preserving operations that may put other values in (a sum, a fill): a bound on the
