@@ -15,7 +15,6 @@ It never imports or executes the code it reads.
 from __future__ import annotations
 
 import ast
-import fractions
 import functools
 import itertools
 import math
