@@ -4025,11 +4025,13 @@ class Interpreter:
             self.sinks.reach_softmax(receiver)
         if name in PREDICATES:
             return _boolean(receiver)
-        if name in ("clamp", "clip", "clamp_") and receiver.is_tensor and receiver.relative \
-                and receiver.has(Role.POSITIONS):
+        if name in ("clamp", "clip", "clamp_") and receiver.is_tensor and receiver.has(Role.POSITIONS) \
+                and (receiver.relative or held_by_module(receiver)):
             # key - query distances clamped (``clamp(q - k, min=0)``: future keys at zero, or a
-            # window's bound): distances still, each one as rounded as it was
-            return receiver
+            # window's bound), or coordinates the module holds kept within a range (anchor points):
+            # positions still, each one as rounded as it was, within the literal bounds where both
+            # are given (a grid made on the spot and clamped is a ramp: YaRN's blend over channels)
+            return _clamped(receiver, args, kwargs)
         if name in ("log", "log2", "log10") and receiver.is_tensor and not receiver.roles \
                 and receiver.series is not None and len(receiver.series.exact) == 1:
             # ``torch.log(torch.tensor([10000.0]))``: the logarithm of a constant, a number as
@@ -4581,6 +4583,19 @@ def _whole_extent(op: ast.operator, left: Value, right: Value) -> Optional[int]:
         return None
     largest = bounds[0] * bounds[1] if isinstance(op, ast.Mult) else bounds[0] + bounds[1]
     return largest + 1 if largest <= BF16_EXACT_UP_TO else None
+
+
+def _clamped(value: Value, args: List[Value], kwargs: Dict[str, Value]) -> Value:
+    """``value.clamp(low, high)``: its range narrowed to literal bounds."""
+    low = _const_number(kwargs.get("min", args[0] if args else UNKNOWN))
+    high = _const_number(kwargs.get("max", args[1] if len(args) > 1 else UNKNOWN))
+    if low is None or high is None or low > high:
+        return value
+    if value.interval is not None:
+        low, high = max(low, value.interval[0]), min(high, value.interval[1])
+        if low > high:
+            return value
+    return value.with_(interval=(float(low), float(high)), magnitude=float(max(abs(low), abs(high))))
 
 
 def _expanded_thin(node: ast.Call, receiver: Value) -> Optional[bool]:
