@@ -1121,6 +1121,9 @@ class Interpreter:
             current = self.eval(stmt.target, frame)
             right = self.eval(stmt.value, frame)
             value = self.binop(stmt.op, current, right, stmt, stmt.target, stmt.value, frame)
+            if current.is_tensor and value.is_tensor and current.prec is not Prec.UNKNOWN:
+                # ``t *= scale`` works in place: the tensor keeps its dtype, whatever the operand's
+                value = value.with_(prec=current.prec, origin=current.origin)
             if frame.loop_depth and isinstance(stmt.op, ast.Mult) and right.has(Role.POW2):
                 # ``value *= ratio`` in a loop: a geometric sequence of powers of two.
                 value = value.with_(roles=value.roles | {Role.SLOPES})
@@ -3764,6 +3767,8 @@ class Interpreter:
             if len(operands) == 1 and operands[0][0].sort is Sort.TUPLE and isinstance(operands[0][0].payload, tuple):
                 elts = operands[0][1].elts if isinstance(operands[0][1], (ast.List, ast.Tuple)) else []
                 operands = list(zip(operands[0][0].payload, elts))
+            if _einsum_raises(node, [v for v, _ in operands]):
+                return UNKNOWN_TENSOR  # a pattern that names more or fewer axes than an operand has
         elif name in ("baddbmm", "addbmm", "addmm", "addmv", "addr"):
             operands = operands[1:]
         if len(operands) == 2:
@@ -4960,6 +4965,18 @@ def _einsum_axes(node: ast.Call) -> Optional[Tuple[List[List[str]], Optional[Lis
         return text.split() if words else [c for c in text if c.isalpha()]
 
     return [axes(part) for part in inputs.split(",")], (axes(output) if arrow else None)
+
+
+def _einsum_raises(node: ast.Call, values: Sequence[Value]) -> bool:
+    """Whether an einsum's literal pattern names, for an operand of known rank, another number of
+    axes (``"bd,dd->bd"`` of a vector of frequencies): torch raises before computing anything."""
+    parsed, pattern = _einsum_axes(node), _einsum_pattern(node)
+    if parsed is None or pattern is None:
+        return False
+    parts = pattern.partition("->")[0].split(",")
+    return len(parts) == len(values) and any(
+        "..." not in part and value.is_tensor and value.ndim is not None and value.ndim != len(axes)
+        for part, axes, value in zip(parts, parsed[0], values))
 
 
 def _summed_indices(node: ast.Call) -> Set[str]:
