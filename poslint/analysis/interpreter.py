@@ -2584,7 +2584,7 @@ class Interpreter:
             self.guessed.add(key)
         elif op in ELEMENTWISE_PRODUCTS and self.sinks.rotation(key) and is_grid(a) != is_grid(b) and (
                 _along_dims(a if is_grid(a) else b, b if is_grid(a) else a, self.sinks.channel_dims.get(key, ()))
-                or _vector_along_last(a if is_grid(a) else b, b_node if is_grid(a) else a_node,
+                or _vector_along_last(a if is_grid(a) else b, _written_as(b_node if is_grid(a) else a_node, frame),
                                       self.sinks.channel_dims.get(key, ()))):
             # A grid along the axis that cos and sin are concatenated along indexes the channels:
             # harmonic numbers, the frequencies of whatever the other operand holds (a time of day;
@@ -5217,6 +5217,19 @@ def _along_dims(grid: Value, other: Value, dims: Iterable[int]) -> bool:
         return False
     rank = grid.ndim if other.ndim is None or other.ndim <= grid.ndim else None
     return any(dim == grid.axis if dim < 0 else rank is not None and dim - rank == grid.axis for dim in dims)
+
+
+def _written_as(node: ast.AST, frame: Frame) -> ast.AST:
+    """The expression a local name stands for where its function assigns it once (``coords =
+    x.unsqueeze(-1)``), so that a temporary reads as what it holds; else the node itself."""
+    function = frame.function
+    if not isinstance(node, ast.Name) or function is None or isinstance(function.node, ast.Lambda):
+        return node
+    stores = [n for n in walk(function.node) if isinstance(n, ast.Name) and n.id == node.id
+              and not isinstance(n.ctx, ast.Load)]
+    assigned = [a.value for a in walk(function.node) if isinstance(a, ast.Assign) and len(a.targets) == 1
+                and isinstance(a.targets[0], ast.Name) and a.targets[0].id == node.id]
+    return assigned[0] if len(stores) == 1 and len(assigned) == 1 else node
 
 
 def _vector_along_last(grid: Value, other_node: ast.AST, dims: Iterable[int]) -> bool:
