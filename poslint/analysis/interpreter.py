@@ -2351,7 +2351,10 @@ class Interpreter:
                 sort = Sort.PYFLOAT
             else:
                 sort = Sort.PYINT
-            return Value(sort=sort, roles=frozenset(roles), payload_key=_folded(op, left, right))
+            # (``2 ** i`` of a whole number: a power of two, which every 16-bit dtype holds)
+            return Value(sort=sort, roles=frozenset(roles), payload_key=_folded(op, left, right),
+                         dyadic=isinstance(op, ast.Pow) and _power_of_two(_const_number(left))
+                         and right.sort is Sort.PYINT)
         if (left.is_number and _number_like(right) or _number_like(left) and right.is_number
                 or left.payload_key == right.payload_key == NUMBER_LIKE.payload_key) and \
                 not isinstance(op, ast.MatMult):
@@ -3492,7 +3495,7 @@ class Interpreter:
                                         default_reason="torch.Tensor(...) uses the default dtype")
         if name in TENSOR_TYPES:
             return tensor(TENSOR_TYPES[name], Origin.at(node, f"explicit {qual}"),
-                          roles=args[0].roles if args else frozenset())
+                          roles=args[0].roles if args else frozenset(), dyadic=bool(args) and _dyadic_data(args[0]))
         if name in ("arange", "range"):
             return self._arange(node, args, kwargs, frame)
         if name in ("tensor", "as_tensor", "from_numpy"):
@@ -3517,12 +3520,13 @@ class Interpreter:
                 return tensor(Prec.INT, roles=data.roles)
             if data.sort is Sort.PYFLOAT or data.prec in (Prec.UNKNOWN,) and data.roles:
                 made = self.default_tensor(node, frame, "torch.tensor(...) of Python floats").with_(
-                    roles=data.roles, ndim=0 if data.sort is Sort.PYFLOAT else None)
+                    roles=data.roles, ndim=0 if data.sort is Sort.PYFLOAT else None, dyadic=_dyadic_data(data))
                 # a table of powers written as a list (``[math.pow(b, 2 * (i // 2) / d) for i in ...]``)
                 # is made here, in the default dtype
                 return self._creation(node, made, frame) if data.sort is not Sort.PYFLOAT and \
                     data.roles & {Role.FREQS, Role.GROWTH} else made
-            return tensor(Prec.UNKNOWN, roles=data.roles, products=data.products & (NOT_POSITIONAL | {MODULE_CONSTANT}))
+            return tensor(Prec.UNKNOWN, roles=data.roles, products=data.products & (NOT_POSITIONAL | {MODULE_CONSTANT}),
+                          dyadic=_dyadic_data(data))
         if name == "logspace":
             base = kwargs.get("base", args[3] if len(args) > 3 else UNKNOWN)
             value = self._creation_value(node, name, args, kwargs, frame, roles_from=None,
@@ -4554,6 +4558,16 @@ def _takes_last(index: ast.AST) -> bool:
 
 def _power_of_two(number: Optional[float]) -> bool:
     return number is not None and number > 0 and math.frexp(number)[0] == 0.5
+
+
+def _dyadic_data(data: Value) -> bool:
+    """Whether a tensor's data are powers of two of whole exponents: a list of ``2 ** i`` for
+    whole ``i``, or a literal list of powers of two (``[1, 2, 4, 8]``)."""
+    if isinstance(data.payload, Value) and _is_list_of(data):
+        return data.payload.dyadic
+    if data.sort is Sort.TUPLE and isinstance(data.payload, tuple) and data.payload:
+        return all(isinstance(v, Value) and (v.dyadic or _power_of_two(_const_number(v))) for v in data.payload)
+    return False
 
 
 def _dyadic(op: ast.operator, left: Value, right: Value) -> bool:
