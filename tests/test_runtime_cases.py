@@ -124,12 +124,18 @@ def _changed_lines(original: Path, fixed: Path):
 
 
 def _float32_outputs(path: Path, case: Case):
-    """The whole model's outputs in float32, built and run from the same seeds."""
-    torch.manual_seed(0)
-    module, make_inputs = load_factory(str(path))(case.seq_len)[:2]
-    torch.manual_seed(1)
-    with torch.no_grad():
-        return _tensors(module(*make_inputs(torch.float32)))
+    """The whole model's outputs in float32, built and run from the same seeds, on one thread (a
+    threaded matmul may sum in another order from one call to the next under load)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        torch.manual_seed(0)
+        module, make_inputs = load_factory(str(path))(case.seq_len)[:2]
+        torch.manual_seed(1)
+        with torch.no_grad():
+            return _tensors(module(*make_inputs(torch.float32)))
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _same_up_to_a_row_constant(old, new):
