@@ -3486,6 +3486,8 @@ class Interpreter:
             grad = kwargs.get("requires_grad", args[1] if len(args) > 1 else UNKNOWN)
             if name == "Parameter" and grad == FALSE_CONSTANT:
                 base = base.with_(products=base.products | {FROZEN_PARAMETER})
+            elif name == "Parameter":
+                base = base.with_(dyadic=False)  # training moves it off the powers of two it starts at
             # What it is filled with (zeros a checkpoint or an optimiser replaces) outlives the wrapper,
             # as it does for register_buffer.
             return base.with_(sort=Sort.TENSOR, payload_key=name.lower(),
