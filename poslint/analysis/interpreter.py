@@ -1006,13 +1006,10 @@ class Interpreter:
                 return None
             return number if isinstance(number, (int, float)) and math.isfinite(number) else None
         if isinstance(node, ast.Name):
-            stores = [n for n in walk(caller) if isinstance(n, ast.Name) and n.id == node.id
-                      and not isinstance(n.ctx, ast.Load)]
-            assigns = [a for a in walk(caller) if isinstance(a, ast.Assign) and len(a.targets) == 1
-                       and isinstance(a.targets[0], ast.Name) and a.targets[0].id == node.id]
-            if len(stores) != 1 or len(assigns) != 1:
+            assigned = _assigned_once(caller, node.id)
+            if assigned is None:
                 return None  # a parameter, or a name bound more than once
-            return self._folded_number(assigns[0].value, caller, depth + 1)
+            return self._folded_number(assigned, caller, depth + 1)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             spec = caller.args
             param = next((p for p in spec.posonlyargs + spec.args + spec.kwonlyargs if p.arg == node.value.id), None)
@@ -4835,11 +4832,17 @@ def _names_one_literal(function: Optional[FunctionInfo], name: str) -> bool:
     required += [a.arg for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is None]
     if name in required:
         return True
-    stores = [n for n in walk(function.node) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
-    assigned = [a.value for a in walk(function.node) if isinstance(a, ast.Assign) and len(a.targets) == 1
+    assigned = _assigned_once(function.node, name)
+    return isinstance(assigned, ast.Constant) and isinstance(assigned.value, str)
+
+
+def _assigned_once(scope: ast.AST, name: str) -> Optional[ast.AST]:
+    """The expression ``name`` is bound to in ``scope`` where one plain assignment is its only
+    binding (``side = n // 14``); None for a parameter or a name bound more than once."""
+    stores = [n for n in walk(scope) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
+    assigned = [a.value for a in walk(scope) if isinstance(a, ast.Assign) and len(a.targets) == 1
                 and isinstance(a.targets[0], ast.Name) and a.targets[0].id == name]
-    return len(stores) == 1 and len(assigned) == 1 and isinstance(assigned[0], ast.Constant) \
-        and isinstance(assigned[0].value, str)
+    return assigned[0] if len(stores) == 1 and len(assigned) == 1 else None
 
 
 def _descends_from_zero(args: List[Value], kwargs: Dict[str, Value]) -> bool:
@@ -5241,11 +5244,7 @@ def _written_as(node: ast.AST, frame: Frame) -> ast.AST:
     function = frame.function
     if not isinstance(node, ast.Name) or function is None or isinstance(function.node, ast.Lambda):
         return node
-    stores = [n for n in walk(function.node) if isinstance(n, ast.Name) and n.id == node.id
-              and not isinstance(n.ctx, ast.Load)]
-    assigned = [a.value for a in walk(function.node) if isinstance(a, ast.Assign) and len(a.targets) == 1
-                and isinstance(a.targets[0], ast.Name) and a.targets[0].id == node.id]
-    return assigned[0] if len(stores) == 1 and len(assigned) == 1 else node
+    return _assigned_once(function.node, node.id) or node
 
 
 def _vector_along_last(grid: Value, other_node: ast.AST, dims: Iterable[int]) -> bool:
